@@ -1,0 +1,1 @@
+"""Scripted stand-ins for the codex, gemini, iflow and opencode engine CLIs."""

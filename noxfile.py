@@ -1,0 +1,43 @@
+"""Developer and CI sessions. `nox` alone runs tests, lint and typecheck."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite (real subprocesses, pexpect over a PTY, hypothesis)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy, strict on harness/ and fake_engines/ (configured in pyproject.toml)."""
+    session.install("-e", ".[dev]")
+    session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks; figures go to bench-results.json (never timed tests)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.bench", "--out", "bench-results.json", *session.posargs)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The main job: what turngate can check today, end to end."""
+    session.install("-e", ".")
+    session.run("turngate", "engines", "selfcheck", *session.posargs)
