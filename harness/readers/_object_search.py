@@ -1,0 +1,124 @@
+"""Finding a JSON object anywhere in text (after noise, glued to it mid-line), in linear time.
+
+Every ``{`` is a candidate, tried with ``json.JSONDecoder.raw_decode``; an
+object that decodes but is not the one wanted is skipped as a whole. Two
+things keep the total work linear:
+
+- A failed ``raw_decode`` costs as much as the text before the failure,
+  because ``JSONDecodeError`` counts newlines from the start of the string it
+  is given. So each candidate is decoded from a window of the text that
+  doubles only while the failure could be due to the window's own end.
+- Candidates nested inside a failed one would fail again at the same place,
+  re-reading the same text. When decoding from ``p`` fails at ``e``, the
+  ``{`` that were open at ``e`` in ``p``'s (valid up to ``e``) structure are
+  dropped: their parse shares ``p``'s innermost state at ``e``. When it fails
+  for nesting deeper than the recursion limit, the ``{`` whose own nesting is
+  already deeper than any document's are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.readers._stream import JsonObject
+
+_DECODER = json.JSONDecoder()
+_FIRST_WINDOW = 256
+# How far before the end of a window a decoding error may be caused by the cut
+# (a cut "-Infinity", number or \u escape) rather than by the text itself.
+_CUT_MARGIN = 16
+# Depth at which the structure of a candidate that hit the recursion limit is
+# looked at (well below the limit), and the deepest a wanted object may nest.
+_INSPECTED_DEPTH = 500
+_OBJECT_DEPTH = 64
+
+# The structure of a valid JSON prefix: whole strings (or one cut at the end) and brackets.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]')
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The object, and where it is in the text (character indices, end exclusive)."""
+
+    start: int
+    end: int
+    value: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """No object decodes at this candidate; neither does one at ``doomed`` (indices in the text)."""
+
+    doomed: tuple[int, ...]
+
+
+def find_object(text: str, wanted: Callable[[JsonObject], bool]) -> Found | None:
+    """The first object in ``text`` that decodes and is ``wanted``."""
+    doomed: set[int] = set()
+    start = text.find("{")
+    while start != -1:
+        if start in doomed:
+            start = text.find("{", start + 1)
+            continue
+        match _decode_at(text, start):
+            case Found() as found if wanted(found.value):
+                return found
+            case Found(end=end):
+                start = text.find("{", end)
+            case _Failure(doomed=more):
+                doomed.update(more)
+                start = text.find("{", start + 1)
+    return None
+
+
+def _decode_at(text: str, start: int) -> Found | _Failure:
+    window = _FIRST_WINDOW
+    while True:
+        chunk = text[start : start + window]
+        try:
+            value, end = _DECODER.raw_decode(chunk)
+        except RecursionError:
+            return _Failure(tuple(start + index for index in _too_deep(chunk)))
+        except json.JSONDecodeError as error:
+            near_the_cut = error.pos >= len(chunk) - _CUT_MARGIN
+            # an unterminated string is reported where it starts, not where the text ran out
+            if (near_the_cut or error.msg.startswith("Unterminated string")) and start + window < len(text):
+                window *= 2
+                continue
+            return _Failure(tuple(start + index for index in _open_braces(chunk, error.pos)))
+        # the text starts with "{", so what decodes is an object
+        return Found(start, start + end, value) if isinstance(value, dict) else _Failure(())
+
+
+def _open_braces(chunk: str, failed_at: int) -> list[int]:
+    """The ``{`` still open where decoding ``chunk`` failed (the text before is a valid JSON prefix)."""
+    stack = _nesting(chunk, failed_at, depth=None)
+    return [index for bracket, index in stack if bracket == "{"]
+
+
+def _too_deep(chunk: str) -> list[int]:
+    """The ``{`` already nested deeper than any wanted object when the nesting reached ``_INSPECTED_DEPTH``.
+
+    Nothing, if the recursion limit was hit before that depth (a deep caller stack).
+    """
+    stack = _nesting(chunk, len(chunk), depth=_INSPECTED_DEPTH)
+    if len(stack) < _INSPECTED_DEPTH:
+        return []
+    return [index for bracket, index in stack[: len(stack) - _OBJECT_DEPTH] if bracket == "{"]
+
+
+def _nesting(chunk: str, end: int, depth: int | None) -> list[tuple[str, int]]:
+    """The open brackets at ``end``, or as soon as ``depth`` of them are open."""
+    stack: list[tuple[str, int]] = []
+    for token in _STRUCTURE.finditer(chunk, 0, end):
+        match token.group():
+            case "{" | "[" as bracket:
+                stack.append((bracket, token.start()))
+                if len(stack) == depth:
+                    break
+            case "}" | "]" if stack:
+                stack.pop()
+    return stack
