@@ -1,0 +1,3 @@
+from fake_engines.engine import entry
+
+entry()

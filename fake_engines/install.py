@@ -1,0 +1,79 @@
+"""Write the four launchers (`DIR/codex`, `DIR/gemini`, `DIR/iflow`, `DIR/opencode`).
+
+Never on the user's PATH under the real names: the orchestrator under test is
+pointed at DIR. A launcher is a Python file run with `-S` (no site import:
+it halves start-up, and the engines need only the standard library; the
+rare compile path turns site back on to reach PyYAML and jsonschema). Options
+given at install time become defaults for the engines' environment variables,
+so a server started by someone else finds the scripts without extra setup.
+"""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+from fake_engines.invocation import ENGINES
+
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+
+LAUNCHER = """#!{python} -S
+# turngate fake engine: {engine}. NOT the real {engine} CLI.
+# Written by `turngate engines install`; delete this folder to remove it.
+import os
+import sys
+
+sys.path.insert(0, {package_parent!r})
+for name, default in {defaults!r}.items():
+    os.environ.setdefault(name, default)
+from fake_engines.engine import main
+
+raise SystemExit(main({engine!r}, sys.argv[1:]))
+"""
+
+
+def install(
+    directory: Path,
+    *,
+    scripts: Path | None = None,
+    state: Path | None = None,
+    call_log: Path | None = None,
+    non_resumable: tuple[str, ...] = (),
+    python: str = sys.executable,
+) -> list[Path]:
+    """Write the launchers into `directory`; return their paths."""
+    defaults = {}
+    if scripts is not None:
+        defaults["TURNGATE_SCRIPTS"] = str(scripts.resolve())
+    if state is not None:
+        defaults["TURNGATE_STATE"] = str(state.resolve())
+    if call_log is not None:
+        defaults["TURNGATE_CALL_LOG"] = str(call_log.resolve())
+    if non_resumable:
+        defaults["TURNGATE_NON_RESUMABLE"] = ",".join(non_resumable)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for engine in ENGINES:
+        path = directory / engine
+        path.write_text(
+            LAUNCHER.format(
+                python=python,
+                engine=engine,
+                package_parent=str(PACKAGE_PARENT),
+                defaults=defaults,
+            ),
+            encoding="utf-8",
+        )
+        mode = path.stat().st_mode
+        path.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        written.append(path)
+    return written
+
+
+def ensure_site_packages() -> None:
+    """Make site-packages importable in a launcher started with -S (compile path only)."""
+    if "site" not in sys.modules or not any("site-packages" in entry for entry in sys.path):
+        import site
+
+        site.main()

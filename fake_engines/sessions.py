@@ -1,0 +1,126 @@
+"""Sessions a fake engine has started, so a resume plays the case's next turn.
+
+State lives in files under the state folder, one per session, guarded by an
+advisory lock, because several engines of one orchestrator may start and
+resume at the same moment. Ids are derived from the engine, the case and a
+per-folder counter: real-looking, unique within a state folder, and the same
+again in a fresh folder, which keeps test output reproducible.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def fnv64(text: str) -> int:
+    """64-bit FNV-1a with a murmur3 finaliser: a stable, well-mixed hash that needs
+    no import (hashlib costs 2 ms); the finaliser keeps seeds that differ in
+    their last character from giving visibly related ids."""
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x100000001B3) & _MASK64
+    value ^= value >> 33
+    value = (value * 0xFF51AFD7ED558CCD) & _MASK64
+    value ^= value >> 33
+    value = (value * 0xC4CEB9FE1A85EC53) & _MASK64
+    return value ^ (value >> 33)
+
+
+def _hex32(seed: str) -> str:
+    return f"{fnv64(seed + '#1'):016x}{fnv64(seed + '#2'):016x}"
+
+
+def uuid_shaped(seed: str, version: int) -> str:
+    """A UUID-shaped string with the given version nibble and the RFC 4122 variant."""
+    digits = _hex32(seed)
+    variant = "89ab"[int(digits[16], 16) & 3]
+    return f"{digits[:8]}-{digits[8:12]}-{version}{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:32]}"
+
+
+def session_id_for(engine: str, seed: str) -> str:
+    """The session handle in the shape the real engine uses."""
+    if engine == "codex":
+        return uuid_shaped(seed, 7)  # codex thread ids are UUIDv7
+    if engine == "gemini":
+        return uuid_shaped(seed, 4)
+    if engine == "iflow":
+        return "session-" + uuid_shaped(seed, 4)
+    number = (fnv64(seed + "#ses1") << 64) | fnv64(seed + "#ses2")
+    tail = ""
+    for _ in range(14):
+        number, digit = divmod(number, 62)
+        tail += _BASE62[digit]
+    return f"ses_{_hex32(seed)[:12]}{tail}"
+
+
+class Sessions:
+    """The sessions of one engine in one state folder."""
+
+    def __init__(self, state_dir: str, engine: str) -> None:
+        self.engine = engine
+        self.root = os.path.join(state_dir, "sessions")
+        self.folder = os.path.join(self.root, engine)
+
+    def _locked(self) -> int:
+        os.makedirs(self.folder, exist_ok=True)
+        descriptor = os.open(os.path.join(self.root, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        return descriptor
+
+    def start(self, case_id: str) -> str:
+        """A new session of `case_id` whose first turn is being played; its id."""
+        lock = self._locked()
+        try:
+            counter_path = os.path.join(self.root, "counter")
+            try:
+                with open(counter_path, encoding="utf-8") as counter:
+                    ordinal = int(counter.read() or "0") + 1
+            except (OSError, ValueError):
+                ordinal = 1
+            self._write(counter_path, str(ordinal))
+            session_id = session_id_for(self.engine, f"{self.engine}:{case_id}:{ordinal}")
+            self._write(self._path(session_id), f"{case_id}\n1\n")
+            self._write(os.path.join(self.folder, "LATEST"), session_id)
+            return session_id
+        finally:
+            os.close(lock)
+
+    def advance(self, session_id: str) -> tuple[str, int] | None:
+        """(case id, 0-based turn index to play) for a resume, or None if unknown."""
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            return None
+        lock = self._locked()
+        try:
+            try:
+                with open(self._path(session_id), encoding="utf-8") as record:
+                    case_id, played = record.read().split("\n")[:2]
+            except (OSError, ValueError):
+                return None
+            self._write(self._path(session_id), f"{case_id}\n{int(played) + 1}\n")
+            self._write(os.path.join(self.folder, "LATEST"), session_id)
+            return case_id, int(played)
+        finally:
+            os.close(lock)
+
+    def latest(self) -> str | None:
+        try:
+            with open(os.path.join(self.folder, "LATEST"), encoding="utf-8") as latest:
+                return latest.read().strip() or None
+        except OSError:
+            return None
+
+    def _path(self, session_id: str) -> str:
+        return os.path.join(self.folder, session_id)
+
+    @staticmethod
+    def _write(path: str, text: str) -> None:
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)

@@ -1,0 +1,93 @@
+"""The `turngate` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness import __version__
+
+
+def _engines_install(args: argparse.Namespace) -> int:
+    from fake_engines.install import install
+
+    non_resumable = tuple(name for name in (args.non_resumable or "").split(",") if name)
+    for path in install(
+        args.directory,
+        scripts=args.scripts,
+        state=args.state,
+        call_log=args.call_log,
+        non_resumable=non_resumable,
+    ):
+        print(path)
+    return 0
+
+
+def _engines_check(args: argparse.Namespace) -> int:
+    from fake_engines.compiler import compile_script
+    from fake_engines.problems import ScriptProblem
+
+    failures = 0
+    for path in args.files:
+        try:
+            compiled = compile_script(path)
+        except ScriptProblem as problem:
+            failures += 1
+            print(problem.line("check"), file=sys.stderr)
+        else:
+            print(f"ok {path} ({len(compiled['turns'])} turns)")
+    return 1 if failures else 0
+
+
+def _engines_selfcheck(args: argparse.Namespace) -> int:
+    from harness.selfcheck import report, run_selfcheck
+
+    results = run_selfcheck(args.files)
+    print(report(results))
+    return 1 if any(check.problems for check in results) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="turngate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"turngate {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    engines = commands.add_parser("engines", help="the fake engines")
+    engine_commands = engines.add_subparsers(dest="engines_command", required=True)
+
+    install = engine_commands.add_parser(
+        "install", help="write the codex, gemini, iflow and opencode launchers into DIR"
+    )
+    install.add_argument("directory", type=Path, metavar="DIR")
+    install.add_argument("--scripts", type=Path, help="default TURNGATE_SCRIPTS baked into the launchers")
+    install.add_argument("--state", type=Path, help="default TURNGATE_STATE")
+    install.add_argument("--call-log", type=Path, help="default TURNGATE_CALL_LOG")
+    install.add_argument(
+        "--non-resumable", metavar="ENGINES", help="comma list of engines (or 'all') that look non-resumable"
+    )
+    install.set_defaults(handler=_engines_install)
+
+    check = engine_commands.add_parser("check", help="validate case scripts without playing them")
+    check.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    check.set_defaults(handler=_engines_check)
+
+    selfcheck = engine_commands.add_parser(
+        "selfcheck", help="play the bundled example scripts on every engine and read them back"
+    )
+    selfcheck.add_argument(
+        "files", type=Path, nargs="*", metavar="FILE", help="scripts (default: the examples)"
+    )
+    selfcheck.set_defaults(handler=_engines_selfcheck)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    result: int = handler(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""Shared fixtures: fake engines installed into a temporary folder and run as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fake_engines.install import install
+
+# Deterministic timestamps: the fake engines tick 1 ms per event from here.
+FIXED_EPOCH_MS = 1_763_812_800_000
+
+
+@dataclass(frozen=True)
+class Played:
+    """What one engine process did."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def out(self) -> str:
+        return self.stdout.decode("utf-8")
+
+    @property
+    def err(self) -> str:
+        return self.stderr.decode("utf-8")
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class EngineBench:
+    """A folder with launchers, scripts, state and a call log, for one test."""
+
+    root: Path
+    bin: Path
+    scripts: Path
+    state: Path
+    call_log: Path
+    workdir: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(self.root / "home"),
+            "TURNGATE_SCRIPTS": str(self.scripts),
+            "TURNGATE_STATE": str(self.state),
+            "TURNGATE_CALL_LOG": str(self.call_log),
+            "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
+        }
+        env.update(extra)
+        return env
+
+    def case(self, case_id: str, **script: Any) -> Path:
+        """Write a case script (given as keyword fields) and return its path."""
+        path = self.scripts / f"{case_id}.yaml"
+        path.write_text(yaml.safe_dump({"case": case_id, **script}, sort_keys=False), encoding="utf-8")
+        return path
+
+    def run(
+        self,
+        engine: str,
+        args: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float = 20,
+        cwd: Path | None = None,
+        **env: str,
+    ) -> Played:
+        completed = subprocess.run(
+            [str(self.bin / engine), *args],
+            input=stdin if stdin is not None else b"",
+            capture_output=True,
+            cwd=cwd or self.workdir,
+            env=self.env(**env),
+            timeout=timeout,
+            check=False,
+        )
+        return Played(completed.returncode, completed.stdout, completed.stderr)
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.call_log.exists():
+            return []
+        return [json.loads(line) for line in self.call_log.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Iterator[EngineBench]:
+    root = tmp_path
+    paths = EngineBench(
+        root=root,
+        bin=root / "bin",
+        scripts=root / "scripts",
+        state=root / "state",
+        call_log=root / "calls.jsonl",
+        workdir=root / "run",
+    )
+    for folder in (paths.scripts, paths.workdir, root / "home"):
+        folder.mkdir(parents=True)
+    install(paths.bin)
+    yield paths
+
+
+# The command lines an orchestrator builds (../shared/ENGINE_FORMATS.md), first turn.
+def first_turn_args(engine: str, prompt: str, *, gemini_format: str = "stream-json") -> list[str]:
+    match engine:
+        case "codex":
+            return ["exec", "--skip-git-repo-check", "--json", "--full-auto", prompt]
+        case "gemini":
+            return ["--yolo", "--output-format", gemini_format, prompt]
+        case "iflow":
+            return ["--yolo", "--thinking", "-p", prompt]
+        case "opencode":
+            return ["run", "--format", "json", prompt]
+    raise ValueError(engine)
+
+
+def resume_args(engine: str, session_id: str, reply: str, *, gemini_format: str = "stream-json") -> list[str]:
+    match engine:
+        case "codex":
+            return ["exec", "resume", "--skip-git-repo-check", "--json", "--full-auto", session_id, reply]
+        case "gemini":
+            return ["--resume", session_id, "--yolo", "--output-format", gemini_format, reply]
+        case "iflow":
+            return ["--resume", session_id, "--yolo", "--thinking", "-p", reply]
+        case "opencode":
+            return ["run", f"--session={session_id}", "--format", "json", reply]
+    raise ValueError(engine)
+
+
+ENGINES = ("codex", "gemini", "iflow", "opencode")

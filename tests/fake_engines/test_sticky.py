@@ -1,0 +1,73 @@
+"""Sticky resident mode over a pseudo-terminal, driven with pexpect as an orchestrator would."""
+
+from __future__ import annotations
+
+import pexpect
+import pytest
+
+from tests.conftest import ENGINES, EngineBench, first_turn_args
+
+END_OF_TURN = {
+    "codex": '"type":"turn.completed"',
+    "gemini": '"type":"result"',
+    "iflow": "</Execution Info>",
+    "opencode": '"type":"step_finish"',
+}
+
+
+@pytest.mark.pty
+@pytest.mark.parametrize("engine", ENGINES)
+def test_two_turn_sticky_conversation(bench: EngineBench, engine: str) -> None:
+    bench.case(
+        "sticky",
+        resident=True,
+        turns=[
+            {"steps": [{"say": "Which greeting style do you want?"}]},
+            {"steps": [{"say": '{"greeting": "Good day", "__SKILL_DONE__": true}'}]},
+        ],
+    )
+    child = pexpect.spawn(
+        str(bench.bin / engine),
+        first_turn_args(engine, "tg-case-sticky"),
+        cwd=str(bench.workdir),
+        env=bench.env(),
+        encoding="utf-8",
+        timeout=20,
+    )
+    child.setecho(False)
+    try:
+        child.expect_exact("Which greeting style do you want?")
+        child.expect_exact(END_OF_TURN[engine])
+        assert child.isalive(), "a resident engine waits for the reply"
+
+        child.sendline("Formal, please")
+        child.expect_exact("Good day")
+        child.expect_exact(END_OF_TURN[engine])
+        assert child.isalive()
+
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    (call,) = bench.calls()
+    assert call["turns"] == [1, 2]
+    assert call["stdin"] == ["Formal, please"]
+
+
+@pytest.mark.pty
+def test_sticky_engine_killed_while_waiting_logs_its_call(bench: EngineBench) -> None:
+    bench.case("sticky-wait", resident=True, turns=[{"steps": [{"say": "Still there?"}]}])
+    child = pexpect.spawn(
+        str(bench.bin / "codex"),
+        first_turn_args("codex", "tg-case-sticky-wait"),
+        cwd=str(bench.workdir),
+        env=bench.env(),
+        encoding="utf-8",
+        timeout=20,
+    )
+    child.expect_exact('"type":"turn.completed"')
+    child.terminate(force=True)  # SIGHUP, then SIGINT: the orchestrator's timeout path
+    (call,) = bench.calls()
+    assert call["outcome"] == "killed"
+    assert call["turns"] == [1]
