@@ -1,0 +1,144 @@
+"""The scenario catalog: ``scenarios/**/*.yaml`` read, validated and turned into ``Scenario`` values.
+
+A bad file is one error naming the file, the field and the value (the first
+problem in document order), never a traceback and never a silently skipped case.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH: Final = Path(__file__).with_name("scenario.schema.json")
+CATALOG_DIR: Final = Path(__file__).resolve().parents[2] / "scenarios"
+CATALOG_VERSION: Final = "1"
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+ACTIONS: Final = ("start", "reply", "advance_clock", "cancel", "restart")
+
+
+class CatalogError(ValueError):
+    """A scenario file turngate refuses: ``file: field: value: message``."""
+
+    def __init__(self, file: Path, field: str, value: object, message: str) -> None:
+        super().__init__(f"{file}: {field}: {value!r}: {message}")
+        self.file, self.field, self.value, self.message = file, field, value, message
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    action: str
+    argument: Any
+    expect: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    id: str
+    title: str
+    path: Path
+    source: Mapping[str, str]
+    level: str
+    kind: str
+    engines: tuple[str, ...]
+    capabilities: frozenset[str]
+    skill: Mapping[str, Any]
+    runtime: Mapping[str, Any]
+    engine_script: Mapping[str, Any]
+    steps: tuple[Step, ...]
+    readings: Mapping[str, Mapping[str, Mapping[str, Any]]]  # reading -> step index -> expect
+    default_reading: str | None
+
+    @property
+    def capability(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    def expectations(self, reading: str | None) -> tuple[Mapping[str, Any], ...]:
+        """Each step's expectations under a reading of an ambiguous scenario (None: its default)."""
+        chosen = reading or self.default_reading
+        overrides = self.readings.get(chosen, {}) if chosen else {}
+        return tuple(overrides.get(str(index), step.expect) for index, step in enumerate(self.steps))
+
+
+def _schema() -> Mapping[str, Any]:
+    loaded: Mapping[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+def load_scenario(path: Path, root: Path) -> Scenario:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise CatalogError(path, "(file)", None, str(error)) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(document)"
+        raise CatalogError(path, where, None, f"not YAML: {getattr(error, 'problem', error)}") from None
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(
+        validator.iter_errors(document), key=lambda problem: [str(part) for part in problem.absolute_path]
+    )
+    if errors:
+        first = errors[0]  # the first problem in document order
+        field = ".".join(str(part) for part in first.absolute_path) or "(root)"
+        raise CatalogError(path, field, _short(first.instance), first.message.split("\n")[0][:200])
+    expected_id = path.relative_to(root).with_suffix("").as_posix()
+    if document["id"] != expected_id:
+        raise CatalogError(path, "id", document["id"], f"must equal the file's path {expected_id!r}")
+    steps = tuple(_step(path, index, item) for index, item in enumerate(document["steps"]))
+    if steps[0].action != "start":
+        raise CatalogError(path, "steps[0]", steps[0].action, "the first step must be `start`")
+    ambiguous = document.get("ambiguous") or {}
+    readings = ambiguous.get("readings", {})
+    if ambiguous and ambiguous["default"] not in readings:
+        raise CatalogError(path, "ambiguous.default", ambiguous["default"], "must name one of the readings")
+    for name, overrides in readings.items():
+        for key in overrides:
+            if not key.isdigit() or int(key) >= len(steps):
+                raise CatalogError(path, f"ambiguous.readings.{name}", key, "must be the index of a step")
+    tags = document["tags"]
+    return Scenario(
+        id=document["id"],
+        title=document["title"],
+        path=path,
+        source=document["source"],
+        level=document["level"],
+        kind=tags.get("kind", "scenario"),
+        engines=tuple(tags["engines"]),
+        capabilities=frozenset(tags.get("capabilities", ())),
+        skill=document.get("skill", {}),
+        runtime=document["runtime"],
+        engine_script=document["engine_script"],
+        steps=steps,
+        readings=readings,
+        default_reading=ambiguous.get("default"),
+    )
+
+
+def _step(path: Path, index: int, item: Mapping[str, Any]) -> Step:
+    action = next(key for key in item if key in ACTIONS)
+    return Step(action, item[action], item.get("expect", {}))
+
+
+def _short(value: object) -> object:
+    text = repr(value)
+    return value if len(text) <= 80 else text[:77] + "..."
+
+
+def load_catalog(root: Path = CATALOG_DIR, *, paths: Sequence[Path] | None = None) -> tuple[Scenario, ...]:
+    """Every scenario under ``root``, sorted by ID; IDs are unique."""
+    files = sorted(paths) if paths is not None else sorted(root.rglob("*.yaml"))
+    if not files:
+        raise CatalogError(root, "(catalog)", None, "no scenario files")
+    scenarios = [load_scenario(path, root) for path in files]
+    seen: dict[str, Path] = {}
+    for scenario in scenarios:
+        if scenario.id in seen:
+            raise CatalogError(scenario.path, "id", scenario.id, f"already used by {seen[scenario.id]}")
+        seen[scenario.id] = scenario.path
+    return tuple(sorted(scenarios, key=lambda scenario: scenario.id))

@@ -1,0 +1,83 @@
+"""The catalog itself: every file valid, IDs unique, every spec heading covered, quotes verbatim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.catalog import CATALOG_DIR, CatalogError, load_catalog
+from harness.catalog.spec import SPEC_DIR, SPEC_IDS
+
+CATALOG = load_catalog()
+BY_ID = {scenario.id: scenario for scenario in CATALOG}
+needs_spec = pytest.mark.skipif(
+    not SPEC_DIR.is_dir(), reason=f"the spec is not beside the repository ({SPEC_DIR})"
+)
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPEC_IDS.values()))
+def test_every_spec_scenario_and_decision_has_a_case(spec_id: str) -> None:
+    assert spec_id in BY_ID, f"no scenario file scenarios/{spec_id}.yaml for this spec heading"
+
+
+@needs_spec
+@pytest.mark.parametrize("scenario", CATALOG, ids=[scenario.id for scenario in CATALOG])
+def test_quotes_are_verbatim(scenario: object) -> None:
+    source = scenario.source  # type: ignore[attr-defined]
+    folder = SPEC_DIR if source["file"].startswith("0") else SPEC_DIR.parent
+    text = (folder / source["file"]).read_text(encoding="utf-8")
+    lines = {line.strip() for line in text.splitlines()}
+    for line in source["quote"].strip().splitlines():
+        assert line.strip() in lines or line.strip() in text, f"not in {source['file']}: {line!r}"
+    assert source["heading"] in text
+
+
+def test_the_shipped_catalog_loads_with_unique_ids() -> None:
+    assert len(BY_ID) == len(CATALOG)
+    assert all(scenario.path.is_relative_to(CATALOG_DIR) for scenario in CATALOG)
+
+
+def _write(root: Path, relative: str, text: str) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = (CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        (GOOD.replace("level: MUST", "level: MAYBE"), "level", "'MAYBE'"),
+        (GOOD.replace("mode: interactive", "mode: batch"), "runtime.mode", "'batch'"),
+        (GOOD.replace("  - reply: Formal", "  - shout: Formal"), "steps.1", "shout"),
+        (
+            GOOD.replace("id: interactive-run-lifecycle/max-attempt/exceeded-fails", "id: a/b/c"),
+            "id",
+            "'a/b/c'",
+        ),
+        (GOOD.replace("steps:\n  - start: null", "steps:\n  - cancel: null"), "steps[0]", "cancel"),
+        (GOOD + "  - reply: [unclosed\n", "line", "not YAML"),
+    ],
+)
+def test_a_bad_scenario_file_is_one_error_naming_file_field_and_value(
+    tmp_path: Path, text: str, field: str, words: str
+) -> None:
+    path = _write(tmp_path, "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml", text)
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(str(path)) and field in message and words in message
+    assert "\n" not in message
+
+
+def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path, "x/y/z.yaml", GOOD.replace("interactive-run-lifecycle/max-attempt/exceeded-fails", "x/y/z")
+    )
+    assert [scenario.id for scenario in load_catalog(tmp_path)] == ["x/y/z"]
+    with pytest.raises(CatalogError, match="already used by"):
+        load_catalog(tmp_path, paths=[path, path])  # the same ID reached twice (e.g. through a symlink)
