@@ -96,6 +96,7 @@ class Resident:
             with self._changed:
                 self._buffers[name] += chunk
                 self._changed.notify_all()
+        pipe.close()
         with self._changed:
             self._open -= 1
             self._changed.notify_all()
