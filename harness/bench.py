@@ -2,8 +2,9 @@
 
 Figures: the median wall time of one fake-engine turn per engine (a real
 process started through the installed launcher, warm script cache) against
-the median of `python -c pass` with the same interpreter. Goal: a turn costs
-at most 1.5 times the bare interpreter start.
+the median of `python -c pass` with the same interpreter (goal: a turn costs at
+most 1.5 times the bare interpreter start); and the wall time of the whole
+catalog against the reference orchestrator (goal: well under a minute).
 """
 
 from __future__ import annotations
@@ -86,10 +87,35 @@ def engine_turns(runs: int) -> dict[str, Any]:
     }
 
 
+def conformance_run(jobs: int) -> dict[str, Any]:
+    """The whole catalog against the reference orchestrator: wall time and verdict counts."""
+    from collections import Counter
+
+    from harness.catalog import load_catalog
+    from harness.runner import cases, run_all
+
+    planned = cases(load_catalog(), None)
+    started = time.perf_counter()
+    outcomes = Counter(result.outcome for result in run_all(planned, target="reference", jobs=jobs))
+    seconds = time.perf_counter() - started
+    return {
+        "cases": len(planned),
+        "jobs": jobs,
+        "wall_sec": round(seconds, 3),
+        "cases_per_sec": round(len(planned) / seconds, 2),
+        "outcomes": dict(sorted(outcomes.items())),
+        "goal_max_wall_sec": 60,
+        "meets_goal": seconds < 60 and set(outcomes) == {"passed"},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="parallel cases for the catalog run"
+    )
     args = parser.parse_args(argv)
     results = {
         "turngate_version": __version__,
@@ -99,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "runs": args.runs,
         "engines": engine_turns(args.runs),
+        "conformance_reference": conformance_run(args.jobs),
     }
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))

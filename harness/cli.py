@@ -79,13 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
         "files", type=Path, nargs="*", metavar="FILE", help="scripts (default: the examples)"
     )
     selfcheck.set_defaults(handler=_engines_selfcheck)
+
+    from harness.conformance import add_commands
+
+    add_commands(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from harness.conformance import EXIT_USAGE, UsageProblem
+
     args = build_parser().parse_args(argv)
-    handler = args.handler
-    result: int = handler(args)
+    try:
+        result: int = args.handler(args)
+    except UsageProblem as problem:
+        print(f"turngate: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     return result
 
 

@@ -1,0 +1,79 @@
+"""The connector protocol and the values that cross it.
+
+A connector gets one case (skill, runtime options, engine, where the fake
+engines' scripts are), performs the scenario's actions on the target, and
+reports what it observes in target-neutral terms. It declares its capabilities
+(``clock``, ``restart``, ``slots``, ``argv``, ``sticky``, ``history``,
+``events``, ``patch``, ``http``); a scenario that needs one it lacks is skipped
+with the reason, never passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class CaseSetup:
+    """Everything a target needs to run one scenario on one engine."""
+
+    case_id: str  # the fake engines' case; the token tg-case-<case_id> goes into the run's input
+    engine: str
+    skill_dir: Path
+    runtime: Mapping[str, Any]
+    reading: str | None
+    workdir: Path  # a private folder for this case
+    engine_env: Mapping[str, str]  # TURNGATE_* for the fake engines
+    engine_bin: Path
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyResult:
+    accepted: bool
+    code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the target shows after an action, once it has settled."""
+
+    state: str
+    error_code: str | None
+    warnings: tuple[str, ...]
+    reason_code: str | None
+    data: Mapping[str, Any] | None
+    pending: Mapping[str, Any] | None
+    attempts: int
+    history: tuple[Mapping[str, Any], ...] = ()
+    events: tuple[Mapping[str, Any], ...] = ()  # {"type", "data"} in seq order
+    slot_held: bool | None = None
+    patch: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Connector(Protocol):
+    name: str
+    capabilities: frozenset[str]
+
+    def start(self, setup: CaseSetup) -> None: ...
+
+    def reply(self, text: str, interaction_id: int | None) -> ReplyResult:
+        """Reply to the pending interaction (its own id when ``interaction_id`` is None)."""
+        ...
+
+    def cancel(self) -> bool: ...
+
+    def advance_clock(self, seconds: float) -> None: ...
+
+    def restart(self) -> None: ...
+
+    def settle(self) -> None:
+        """Wait until the target has nothing running for this case."""
+        ...
+
+    def observe(self) -> Observation: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,137 @@
+"""The in-process connector: turngate's reference orchestrator, with a manual clock and its own store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from harness.connectors.base import CaseSetup, Observation, ReplyResult
+from harness.reference.clock import ManualClock
+from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
+from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
+from harness.reference.skill import load_skill
+from harness.reference.store import Store
+
+CAPABILITIES: Final = frozenset({"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch"})
+
+
+class ReferenceConnector:
+    name = "reference"
+    capabilities = CAPABILITIES
+
+    def __init__(self, *, turn_timeout_sec: float = 30.0) -> None:
+        self._turn_timeout_sec = turn_timeout_sec
+        self._setup: CaseSetup | None = None
+        self._store: Store | None = None
+        self._orchestrator: Orchestrator | None = None
+        self._clock = ManualClock()
+        self._run_id: str | None = None
+
+    # Actions -----------------------------------------------------------------------------
+
+    def start(self, setup: CaseSetup) -> None:
+        self._setup = setup
+        self._open()
+        runtime = setup.runtime
+        request = RunRequest(
+            skill=load_skill(setup.skill_dir),
+            engine=setup.engine,
+            mode=runtime["mode"],
+            input={"case": f"tg-case-{setup.case_id}"},
+            profile=runtime.get("profile"),
+            require_user_reply=runtime.get("require_user_reply", True),
+            session_timeout_sec=runtime.get("session_timeout_sec", 1200),
+        )
+        self._run_id = self._live.submit(request)
+
+    def reply(self, text: str, interaction_id: int | None) -> ReplyResult:
+        run = self._live.status(self._id)
+        if interaction_id is None:
+            interaction_id = int(run.pending["interaction_id"]) if run.pending else 0
+        outcome = self._live.reply(self._id, interaction_id, text)
+        return ReplyResult(outcome.accepted, outcome.code)
+
+    def cancel(self) -> bool:
+        return self._live.cancel(self._id)
+
+    def advance_clock(self, seconds: float) -> None:
+        self._clock.advance(seconds)
+        self._live.check_deadlines()
+
+    def restart(self) -> None:
+        self._live.shutdown()
+        assert self._store is not None
+        self._store.close()
+        self._open()
+
+    def settle(self) -> None:
+        if not self._live.wait_idle(self._turn_timeout_sec * 4):
+            raise TimeoutError("the reference orchestrator did not settle")
+
+    def close(self) -> None:
+        if self._orchestrator is not None:
+            self._orchestrator.shutdown()
+        if self._store is not None:
+            self._store.close()
+
+    # Observation -------------------------------------------------------------------------
+
+    def observe(self) -> Observation:
+        store, run_id = self._live.store, self._id
+        run = self._live.status(run_id)
+        attempts = store.attempts(run_id)
+        decisions = [attempt.decision for attempt in attempts if attempt.decision is not None]
+        result = run.result or {}
+        patch_path = Path(run.run_dir) / "skills" / run.skill_id / "SKILL.md"
+        return Observation(
+            state=run.state,
+            error_code=run.error_code,
+            warnings=run.warnings,
+            reason_code=decisions[-1]["reason_code"] if decisions else None,
+            data=result.get("data"),
+            pending=run.pending,
+            attempts=run.attempt_count,
+            history=tuple(
+                {
+                    "interaction_id": item.interaction_id,
+                    "prompt": item.prompt,
+                    "response": item.response,
+                    "automatic": item.automatic,
+                }
+                for item in store.interactions(run_id)
+            ),
+            events=tuple({"type": event.type, "data": dict(event.data)} for event in store.events(run_id)),
+            slot_held=self._live.slots.holds(run_id),
+            patch=patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
+            extra={"decisions": decisions},
+        )
+
+    # Internals ---------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        setup = self._setup
+        assert setup is not None
+        reading = setup.reading if setup.reading in SOFT_COMPLETION_READINGS else READING_BODY
+        self._store = Store(setup.workdir / "reference.sqlite3")
+        engines = EngineSetup(
+            bin_dir=setup.engine_bin, env=setup.engine_env, turn_timeout_sec=self._turn_timeout_sec
+        )
+        self._orchestrator = Orchestrator(
+            store=self._store,
+            runs_dir=setup.workdir / "runs",
+            engines=engines,
+            clock=self._clock,
+            soft_completion_reading=reading,
+        )
+
+    @property
+    def _live(self) -> Orchestrator:
+        if self._orchestrator is None:
+            raise RuntimeError("the connector has no started case")
+        return self._orchestrator
+
+    @property
+    def _id(self) -> str:
+        if self._run_id is None:
+            raise RuntimeError("the connector has no started case")
+        return self._run_id

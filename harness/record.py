@@ -1,0 +1,122 @@
+"""The normalised decision record: what a case observed, deterministic enough to snapshot.
+
+No timestamps, no pids, no temporary paths; session ids and other
+engine-issued handles become stable placeholders (``<session-1>``), so the
+same behaviour gives byte-identical records on any machine and any target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from harness.connectors.base import Observation, ReplyResult
+
+_CALL_FIELDS = (
+    "engine",
+    "action",
+    "argv",
+    "stdin",
+    "case",
+    "resumed",
+    "turns",
+    "exit_code",
+    "outcome",
+    "error",
+)
+
+
+class Placeholders:
+    """Replaces each distinct handle by ``<kind-N>`` in order of first appearance."""
+
+    def __init__(self, workdir: str) -> None:
+        self._workdir = workdir
+        self._seen: dict[str, str] = {}
+
+    def handle(self, kind: str, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value not in self._seen:
+            count = sum(1 for name in self._seen.values() if name.startswith(f"<{kind}-"))
+            self._seen[value] = f"<{kind}-{count + 1}>"
+        return self._seen[value]
+
+    def text(self, value: str) -> str:
+        value = value.replace(self._workdir, "<workdir>")
+        for raw, name in self._seen.items():
+            value = value.replace(raw, name)
+        return value
+
+    def deep(self, value: Any) -> Any:
+        match value:
+            case str():
+                return self.text(value)
+            case Mapping():
+                return {key: self.deep(item) for key, item in value.items()}
+            case list() | tuple():
+                return [self.deep(item) for item in value]
+        return value
+
+
+def observed_step(
+    index: int,
+    action: str,
+    argument: Any,
+    observation: Observation,
+    reply: ReplyResult | None,
+    accepted: bool | None,
+    calls: Sequence[Mapping[str, Any]],
+    names: Placeholders,
+) -> dict[str, Any]:
+    """One step as plain data: the verdict reads it and the golden snapshots it."""
+    for decision in observation.extra.get("decisions", ()):
+        names.handle("session", decision.get("session_id"))
+    for call in calls:
+        if call.get("action") == "run" and call.get("session_id"):
+            names.handle("session", call["session_id"])
+    seen = asdict(observation)
+    extra = seen.pop("extra")
+    seen.pop("patch")  # long and the same for every case of a mode; checked, not recorded
+    seen["decisions"] = [_decision(decision) for decision in extra.get("decisions", ())]
+    step: dict[str, Any] = {
+        "index": index,
+        "action": action,
+        "argument": argument,
+        "reply": None if reply is None else {"accepted": reply.accepted, "code": reply.code},
+        "accepted": accepted,
+        "observation": names.deep(seen),
+        "calls": [names.deep({name: call.get(name) for name in _CALL_FIELDS}) for call in calls],
+    }
+    step["observation"]["patch"] = observation.patch  # for the verdict only; record() drops it
+    return step
+
+
+def _decision(decision: Mapping[str, Any]) -> dict[str, Any]:
+    kept = (
+        "state",
+        "reason_code",
+        "rule",
+        "error_code",
+        "warnings",
+        "marker",
+        "output",
+        "hint",
+        "session_id",
+    )
+    return {name: decision.get(name) for name in kept}
+
+
+def record(
+    scenario_id: str, engine: str, reading: str | None, outcome: str, steps: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The case's decision record, without what is only there for the verdict."""
+    kept = []
+    calls_before = 0
+    for step in steps:
+        observation = {name: value for name, value in step["observation"].items() if name != "patch"}
+        calls = list(step["calls"])  # cumulative for the verdict; the record keeps each step's new ones
+        rest = {name: value for name, value in step.items() if name != "engine"}  # the record says it once
+        kept.append({**rest, "observation": observation, "calls": calls[calls_before:]})
+        calls_before = len(calls)
+    return {"scenario": scenario_id, "engine": engine, "reading": reading, "outcome": outcome, "steps": kept}

@@ -1,0 +1,116 @@
+"""Reports: JSON Lines (header, one line per case, footer) and JUnit XML.
+
+A report without its footer is a run that died; ``read_report`` refuses it
+rather than presenting a partial verdict as a whole one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Any
+from xml.etree import ElementTree
+
+from harness import __version__
+from harness.catalog import CATALOG_VERSION
+from harness.runner import CaseResult
+from harness.verdict import OUTCOMES
+
+
+class ReportError(ValueError):
+    pass
+
+
+class JsonlReport:
+    """Writes as the run goes, so a crash leaves a readable but footer-less (refused) file."""
+
+    def __init__(self, stream: IO[str], *, target: str, engines: Sequence[str], planned: int) -> None:
+        self._stream = stream
+        self._started = time.time()
+        self._counts: Counter[str] = Counter()
+        self._write(
+            {
+                "kind": "header",
+                "turngate_version": __version__,
+                "catalog_version": CATALOG_VERSION,
+                "target": target,
+                "engines": list(engines),
+                "planned": planned,
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started)),
+            }
+        )
+
+    def case(self, result: CaseResult) -> None:
+        self._counts[result.outcome] += 1
+        self._write({"kind": "case", **asdict(result)})
+
+    def finish(self) -> None:
+        counts = {outcome: self._counts.get(outcome, 0) for outcome in OUTCOMES}
+        self._write(
+            {"kind": "footer", "counts": counts, "duration_sec": round(time.time() - self._started, 3)}
+        )
+
+    def _write(self, line: Mapping[str, Any]) -> None:
+        self._stream.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+        self._stream.flush()
+
+
+def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """Header, cases, footer; a missing header or footer, or a miscount, is an error."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not lines or lines[0].get("kind") != "header":
+        raise ReportError(f"{path}: no header line: not a turngate report")
+    if lines[-1].get("kind") != "footer":
+        raise ReportError(f"{path}: no footer line: the run did not finish; its verdict is incomplete")
+    cases = [line for line in lines[1:-1] if line.get("kind") == "case"]
+    footer = lines[-1]
+    if sum(footer["counts"].values()) != len(cases):
+        raise ReportError(
+            f"{path}: the footer counts {sum(footer['counts'].values())} cases, the file holds {len(cases)}"
+        )
+    return lines[0], cases, footer
+
+
+def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> None:
+    results = list(results)
+    suites: dict[str, list[CaseResult]] = {}
+    for result in results:
+        suites.setdefault(result.capability, []).append(result)
+    root = ElementTree.Element("testsuites", name=f"turngate against {target}")
+    for capability, members in sorted(suites.items()):
+        counts = Counter(result.outcome for result in members)
+        suite = ElementTree.SubElement(
+            root,
+            "testsuite",
+            name=capability,
+            tests=str(len(members)),
+            failures=str(counts["failed"]),
+            errors=str(counts["errored"]),
+            skipped=str(counts["skipped"]),
+        )
+        for result in sorted(members, key=lambda item: (item.scenario_id, item.engine)):
+            case = ElementTree.SubElement(
+                suite,
+                "testcase",
+                classname=result.scenario_id.rsplit("/", 1)[0].replace("/", "."),
+                name=f"{result.scenario_id.rsplit('/', 1)[1]}[{result.engine}]",
+                time=str(result.duration_sec),
+            )
+            match result.outcome:
+                case "failed":
+                    ElementTree.SubElement(
+                        case, "failure", message=result.message.split("\n")[0]
+                    ).text = result.message
+                case "errored":
+                    ElementTree.SubElement(
+                        case, "error", message=result.message.split("\n")[0]
+                    ).text = result.message
+                case "skipped":
+                    ElementTree.SubElement(case, "skipped", message=result.message)
+                case "non-strict":
+                    ElementTree.SubElement(case, "system-out").text = f"SHOULD-level miss: {result.message}"
+    ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

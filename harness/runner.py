@@ -1,0 +1,234 @@
+"""The runner: scenario × engine → a prepared case folder → the connector's actions → a verdict.
+
+Each case gets its own temporary folder (fake engines, scripts, call log,
+engine state, the skill, the target's own files) so cases can run in parallel
+across processes and never see each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from fake_engines.install import install
+from harness.catalog import Scenario
+from harness.connectors.base import CaseSetup, Connector, ReplyResult
+from harness.record import Placeholders, observed_step, record
+from harness.verdict import first_difference
+
+FIXED_EPOCH_MS: Final = 1_763_812_800_000  # deterministic engine timestamps
+
+GREETING_SCHEMA: Final[Mapping[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["greeting"],
+    "properties": {"greeting": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    scenario_id: str
+    engine: str
+    reading: str | None
+    level: str
+    capability: str
+    outcome: str
+    message: str
+    duration_sec: float
+    record: Mapping[str, Any] | None
+
+
+def case_id(scenario: Scenario, engine: str) -> str:
+    """The fake engines' case name: the scenario ID made file-safe, plus the engine."""
+    return scenario.id.replace("/", "__").replace(".", "_") + "__" + engine
+
+
+def run_case(
+    scenario: Scenario,
+    engine: str,
+    connector: Connector,
+    *,
+    reading: str | None = None,
+    root: Path | None = None,
+) -> CaseResult:
+    started = time.monotonic()
+    # A reading names one side of an ambiguous scenario; scenarios without it keep their default.
+    reading = reading if reading in scenario.readings else scenario.default_reading
+
+    def result(outcome: str, message: str, case_record: Mapping[str, Any] | None = None) -> CaseResult:
+        return CaseResult(
+            scenario.id,
+            engine,
+            reading,
+            scenario.level,
+            scenario.capability,
+            outcome,
+            message,
+            round(time.monotonic() - started, 3),
+            case_record,
+        )
+
+    missing = sorted(scenario.capabilities - connector.capabilities)
+    if missing:
+        return result("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root) as folder:
+        workdir = Path(folder)
+        try:
+            setup = _prepare(scenario, engine, reading, workdir)
+            steps = _perform(scenario, connector, setup, workdir)
+        except Exception as error:  # the harness or the target broke: say so, keep going
+            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+            return result("errored", f"{detail}\n{traceback.format_exc(limit=6)}")
+        finally:
+            connector.close()
+    difference = first_difference(scenario.expectations(reading), steps)
+    if difference is None:
+        outcome, message = "passed", ""
+    else:
+        outcome, message = ("failed" if scenario.level == "MUST" else "non-strict"), str(difference)
+    return result(outcome, message, record(scenario.id, engine, reading, outcome, steps))
+
+
+def _prepare(scenario: Scenario, engine: str, reading: str | None, workdir: Path) -> CaseSetup:
+    for name in ("scripts", "state", "home", "skills"):
+        (workdir / name).mkdir()
+    install(workdir / "bin")
+    name = case_id(scenario, engine)
+    script = {"case": name, **scenario.engine_script}
+    (workdir / "scripts" / f"{name}.yaml").write_text(
+        yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
+    )
+    skill_dir = write_skill(workdir / "skills", scenario)
+    env = {
+        "HOME": str(workdir / "home"),
+        "TURNGATE_SCRIPTS": str(workdir / "scripts"),
+        "TURNGATE_STATE": str(workdir / "state"),
+        "TURNGATE_CALL_LOG": str(workdir / "calls.jsonl"),
+        "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
+    }
+    if "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process":
+        env["TURNGATE_NON_RESUMABLE"] = engine  # what a probing orchestrator needs to choose sticky_process
+    return CaseSetup(name, engine, skill_dir, scenario.runtime, reading, workdir, env, workdir / "bin")
+
+
+def write_skill(folder: Path, scenario: Scenario, name: str = "greet") -> Path:
+    """The scenario's skill package: SKILL.md, assets/runner.json, the output schema."""
+    spec = scenario.skill
+    root = folder / name
+    (root / "assets").mkdir(parents=True)
+    (root / "SKILL.md").write_text(
+        f"---\nname: {name}\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
+    )
+    runner: dict[str, Any] = {
+        "id": name,
+        "execution_modes": list(spec.get("modes", ("auto", "interactive"))),
+        "schemas": {},
+    }
+    output_schema = spec.get("output_schema", GREETING_SCHEMA)
+    if output_schema is not None:
+        (root / "assets" / "output.schema.json").write_text(json.dumps(output_schema), encoding="utf-8")
+        runner["schemas"]["output"] = "assets/output.schema.json"
+    if "max_attempt" in spec:
+        runner["max_attempt"] = spec["max_attempt"]
+    if spec.get("artifacts"):
+        runner["artifacts"] = list(spec["artifacts"])
+    (root / "assets" / "runner.json").write_text(json.dumps(runner, indent=2), encoding="utf-8")
+    return root
+
+
+def _perform(
+    scenario: Scenario, connector: Connector, setup: CaseSetup, workdir: Path
+) -> list[dict[str, Any]]:
+    names = Placeholders(str(workdir))
+    steps: list[dict[str, Any]] = []
+    for index, step in enumerate(scenario.steps):
+        reply: ReplyResult | None = None
+        accepted: bool | None = None
+        match step.action:
+            case "start":
+                connector.start(setup)
+            case "reply":
+                text, interaction_id = (
+                    (step.argument, None)
+                    if isinstance(step.argument, str)
+                    else (step.argument["text"], step.argument.get("interaction_id"))
+                )
+                reply = connector.reply(text, interaction_id)
+            case "advance_clock":
+                connector.advance_clock(float(step.argument))
+            case "cancel":
+                accepted = connector.cancel()
+            case "restart":
+                connector.restart()
+        connector.settle()
+        observation = connector.observe()
+        calls = _calls(workdir / "calls.jsonl")
+        observed = observed_step(
+            index, step.action, step.argument, observation, reply, accepted, calls, names
+        )
+        steps.append({**observed, "engine": setup.engine})
+    return steps
+
+
+def _calls(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# Running many cases ------------------------------------------------------------------------------
+
+ConnectorFactory = Callable[[], Connector]
+
+
+def connector_for(target: str) -> Connector:
+    """The connector for a ``--target`` value."""
+    if target == "reference":
+        from harness.connectors.reference import ReferenceConnector
+
+        return ReferenceConnector()
+    raise ValueError(f"unknown target {target!r}: known: reference")
+
+
+def _run_one(scenario: Scenario, engine: str, target: str, reading: str | None) -> CaseResult:
+    return run_case(scenario, engine, connector_for(target), reading=reading)
+
+
+def cases(scenarios: Iterable[Scenario], engines: Iterable[str] | None) -> list[tuple[Scenario, str]]:
+    wanted = set(engines) if engines else None
+    return [
+        (scenario, engine)
+        for scenario in scenarios
+        for engine in scenario.engines
+        if wanted is None or engine in wanted
+    ]
+
+
+def run_all(
+    planned: list[tuple[Scenario, str]], *, target: str, jobs: int, reading: str | None = None
+) -> Iterator[CaseResult]:
+    """Run cases across ``jobs`` processes, yielding results as they finish."""
+    if jobs <= 1:
+        for scenario, engine in planned:
+            yield _run_one(scenario, engine, target, reading)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_one, scenario, engine, target, reading) for scenario, engine in planned]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def default_jobs() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

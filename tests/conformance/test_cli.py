@@ -1,0 +1,107 @@
+"""`turngate run / list / show / catalog check`: verdicts, reports, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from harness.catalog import CATALOG_DIR
+from harness.cli import main
+from harness.report import ReportError, read_report
+
+ONE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
+
+
+def test_run_writes_a_complete_report_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, junit = tmp_path / "r.jsonl", tmp_path / "j.xml"
+    code = main(["run", "-k", ONE, "--jobs", "2", "--report-json", str(report), "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "4 passed, 0 failed, 0 non-strict, 0 skipped, 0 errored" in out
+    header, cases, footer = read_report(report)
+    assert (header["target"], header["planned"]) == ("reference", 4)
+    assert sorted(case["engine"] for case in cases) == ["codex", "gemini", "iflow", "opencode"]
+    assert footer["counts"]["passed"] == 4
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("4", "0")
+
+
+def test_a_report_without_its_footer_is_refused(tmp_path: Path) -> None:
+    report = tmp_path / "r.jsonl"
+    assert main(["run", "-k", ONE, "--engine", "codex", "--jobs", "1", "--report-json", str(report)]) == 0
+    lines = report.read_text(encoding="utf-8").splitlines()
+    report.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # the run "died" before its footer
+    with pytest.raises(ReportError, match="did not finish"):
+        read_report(report)
+    report.write_text("\n".join([lines[0], lines[-1]]) + "\n", encoding="utf-8")  # cases lost
+    with pytest.raises(ReportError, match="footer counts 1 cases, the file holds 0"):
+        read_report(report)
+
+
+def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "-k", ONE]) == 0
+    assert capsys.readouterr().out.startswith(f"{ONE}  MUST")
+    assert main(["show", ONE]) == 0
+    shown = capsys.readouterr().out
+    assert "超过最大回合数触发失败" in shown and "INTERACTIVE_MAX_ATTEMPT_EXCEEDED" in shown
+
+
+def _turngate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--target", "ftp://nowhere"], "--target"),
+        (["run", "-k", "no/such/*"], "matches no scenario"),
+        (["run", "--engine", "claude"], "'claude'"),
+        (["show", "no/such/id"], "no such scenario"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:
+    done = _turngate(*args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    bad.parent.mkdir(parents=True)
+    good = (CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml").read_text(
+        encoding="utf-8"
+    )
+    bad.write_text(good.replace("max_attempt: 2", "max_attempt: 0"), encoding="utf-8")
+    done = _turngate("run", "--catalog", str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert str(bad) in done.stderr and "skill.max_attempt" in done.stderr and ": 0:" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_failing_case_makes_the_run_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wrong = tmp_path / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    wrong.parent.mkdir(parents=True)
+    good = (CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml").read_text(
+        encoding="utf-8"
+    )
+    wrong.write_text(
+        good.replace("error_code: INTERACTIVE_MAX_ATTEMPT_EXCEEDED", "error_code: NOPE"), encoding="utf-8"
+    )
+    report = tmp_path / "r.jsonl"
+    code = main(
+        ["run", "--catalog", str(tmp_path), "--engine", "iflow", "--jobs", "1", "--report-json", str(report)]
+    )
+    assert code == 1
+    _, (case,), footer = read_report(report)
+    assert case["outcome"] == "failed" and footer["counts"]["failed"] == 1
+    assert case["message"] == (
+        "step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'"
+    )
+    assert json.loads(json.dumps(case["record"]))["steps"][1]["observation"]["state"] == "failed"
