@@ -120,7 +120,17 @@ def _prepare(scenario: Scenario, engine: str, reading: str | None, workdir: Path
     }
     if "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process":
         env["TURNGATE_NON_RESUMABLE"] = engine  # what a probing orchestrator needs to choose sticky_process
-    return CaseSetup(name, engine, skill_dir, scenario.runtime, reading, workdir, env, workdir / "bin")
+    return CaseSetup(
+        name,
+        engine,
+        skill_dir,
+        scenario.runtime,
+        reading,
+        workdir,
+        env,
+        workdir / "bin",
+        scenario.gemini_output_format,
+    )
 
 
 def write_skill(folder: Path, scenario: Scenario, name: str = "greet") -> Path:

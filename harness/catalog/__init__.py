@@ -53,6 +53,7 @@ class Scenario:
     steps: tuple[Step, ...]
     readings: Mapping[str, Mapping[str, Mapping[str, Any]]]  # reading -> step index -> expect
     default_reading: str | None
+    gemini_output_format: str | None = None
 
     @property
     def capability(self) -> str:
@@ -117,6 +118,7 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         steps=steps,
         readings=readings,
         default_reading=ambiguous.get("default"),
+        gemini_output_format=tags.get("gemini_output_format"),
     )
 
 

@@ -28,6 +28,7 @@ class CaseSetup:
     workdir: Path  # a private folder for this case
     engine_env: Mapping[str, str]  # TURNGATE_* for the fake engines
     engine_bin: Path
+    gemini_output_format: str | None = None  # what the scenario needs, for targets that let us choose
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from typing import Final
 
 from harness.connectors.base import CaseSetup, Observation, ReplyResult
 from harness.reference.clock import ManualClock
+from harness.reference.commands import CommandOptions
 from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
@@ -113,8 +114,12 @@ class ReferenceConnector:
         assert setup is not None
         reading = setup.reading if setup.reading in SOFT_COMPLETION_READINGS else READING_BODY
         self._store = Store(setup.workdir / "reference.sqlite3")
+        options = CommandOptions(gemini_output_format=setup.gemini_output_format)  # type: ignore[arg-type]
         engines = EngineSetup(
-            bin_dir=setup.engine_bin, env=setup.engine_env, turn_timeout_sec=self._turn_timeout_sec
+            bin_dir=setup.engine_bin,
+            env=setup.engine_env,
+            command_options=options,
+            turn_timeout_sec=self._turn_timeout_sec,
         )
         self._orchestrator = Orchestrator(
             store=self._store,

@@ -76,7 +76,12 @@ def _hint_as_gate(assess: Callable[..., turn.TurnAssessment]) -> Any:
 BUGS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], list[str], list[str]]] = {
     "scans-all-stdout-for-the-marker": (
         lambda mp: mp.setattr(turn, "marker_evidence", _scan_all_stdout),
-        ["engine-format/tool-echo/codex", "engine-format/marker-in-reasoning/echo-not-evidence"],
+        [
+            "engine-format/tool-echo/codex",
+            "engine-format/tool-echo/gemini",
+            "engine-format/marker-in-reasoning/echo-not-evidence",
+            "engine-format/marker-in-user-echo/echo-not-evidence",
+        ],
         ["interactive-run-lifecycle/max-attempt/exceeded-fails"],
     ),
     "ignores-max-attempt": (

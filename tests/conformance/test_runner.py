@@ -1,0 +1,43 @@
+"""The runner's outcomes beyond pass/fail: skipped for a missing capability, errored for a broken target."""
+
+from __future__ import annotations
+
+from harness.catalog import load_catalog
+from harness.connectors.reference import ReferenceConnector
+from harness.runner import cases, run_all, run_case
+
+CATALOG = {scenario.id: scenario for scenario in load_catalog()}
+STICKY = "interactive-run-lifecycle/waiting-slot-policy/sticky-keeps-slot"
+PLAIN = "interactive-run-lifecycle/max-attempt/exceeded-fails"
+
+
+class WithoutClockAndSticky(ReferenceConnector):
+    name = "no-clock"
+    capabilities = ReferenceConnector.capabilities - {"clock", "sticky"}
+
+
+class CrashesOnReply(ReferenceConnector):
+    name = "crashes-on-reply"
+
+    def reply(self, text: str, interaction_id: int | None) -> object:  # type: ignore[override]
+        raise ConnectionResetError("the target hung up")
+
+
+def test_a_missing_capability_skips_with_the_reason() -> None:
+    result = run_case(CATALOG[STICKY], "codex", WithoutClockAndSticky())
+    assert (result.outcome, result.message) == ("skipped", "target no-clock lacks: sticky")
+    assert result.record is None
+
+
+def test_a_broken_target_is_errored_with_the_reason_and_the_run_goes_on() -> None:
+    result = run_case(CATALOG[PLAIN], "gemini", CrashesOnReply())
+    assert result.outcome == "errored"
+    assert result.message.startswith("ConnectionResetError: the target hung up")
+    assert run_case(CATALOG[PLAIN], "gemini", ReferenceConnector()).outcome == "passed"
+
+
+def test_parallel_and_serial_runs_give_the_same_records() -> None:
+    planned = cases([CATALOG[PLAIN], CATALOG[STICKY]], ["iflow", "opencode"])
+    serial = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=1)}
+    parallel = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=2)}
+    assert serial == parallel and len(serial) == 4
