@@ -543,12 +543,12 @@ class Orchestrator:
                 return "failed"
             with self.store.transaction() as tx:
                 tx.answer(run.run_id, interaction_id, response, now, automatic=automatic)
-                protocol.replied(tx, run, run.attempt_count, now, interaction_id, automatic)
+                protocol.replied(tx, run, run.attempt_count, now, interaction_id, response, automatic)
             self._start_turn(self._run(run.run_id), reply=response)
             return "running"
         with self.store.transaction() as tx:
             tx.answer(run.run_id, interaction_id, response, now, automatic=automatic)
-            protocol.replied(tx, run, run.attempt_count, now, interaction_id, automatic)
+            protocol.replied(tx, run, run.attempt_count, now, interaction_id, response, automatic)
             tx.update_run(run, state="queued", pending=None, wait_deadline_at=None, updated_at=now)
         self._dispatch()
         return self._run(run.run_id).state

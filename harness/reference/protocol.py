@@ -53,9 +53,16 @@ def waiting(tx: Transaction, run: RunRecord, attempt: int, at: float) -> None:
 
 
 def replied(
-    tx: Transaction, run: RunRecord, attempt: int, at: float, interaction_id: int, automatic: bool
+    tx: Transaction,
+    run: RunRecord,
+    attempt: int,
+    at: float,
+    interaction_id: int,
+    response: str,
+    automatic: bool,
 ) -> None:
-    data = {"interaction_id": interaction_id, "automatic": automatic}
+    # The reply text rides along so a client (or an HTTP connector) can rebuild the history from events.
+    data = {"interaction_id": interaction_id, "response": response, "automatic": automatic}
     tx.append_event(run.run_id, "user.input.replied", attempt, at, data)
 
 
