@@ -77,7 +77,6 @@ def observed_step(
             names.handle("session", call["session_id"])
     seen = asdict(observation)
     extra = seen.pop("extra")
-    seen.pop("patch")  # long and the same for every case of a mode; checked, not recorded
     seen["decisions"] = [_decision(decision) for decision in extra.get("decisions", ())]
     step: dict[str, Any] = {
         "index": index,
@@ -88,7 +87,6 @@ def observed_step(
         "observation": names.deep(seen),
         "calls": [names.deep({name: call.get(name) for name in _CALL_FIELDS}) for call in calls],
     }
-    step["observation"]["patch"] = observation.patch  # for the verdict only; record() drops it
     return step
 
 
@@ -114,6 +112,7 @@ def record(
     kept = []
     calls_before = 0
     for step in steps:
+        # The patched SKILL.md is long and the same for every case of a mode: checked, not recorded.
         observation = {name: value for name, value in step["observation"].items() if name != "patch"}
         calls = list(step["calls"])  # cumulative for the verdict; the record keeps each step's new ones
         rest = {name: value for name, value in step.items() if name != "engine"}  # the record says it once

@@ -110,7 +110,7 @@ def _prepare(scenario: Scenario, engine: str, reading: str | None, workdir: Path
     (workdir / "scripts" / f"{name}.yaml").write_text(
         yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
     )
-    skill_dir = write_skill(workdir / "skills", scenario)
+    skill_dir = write_skill(workdir / "skills", scenario.skill)
     env = {
         "HOME": str(workdir / "home"),
         "TURNGATE_SCRIPTS": str(workdir / "scripts"),
@@ -133,9 +133,12 @@ def _prepare(scenario: Scenario, engine: str, reading: str | None, workdir: Path
     )
 
 
-def write_skill(folder: Path, scenario: Scenario, name: str = "greet") -> Path:
-    """The scenario's skill package: SKILL.md, assets/runner.json, the output schema."""
-    spec = scenario.skill
+def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> Path:
+    """A skill package from a scenario's ``skill`` block: SKILL.md, assets/runner.json, the output schema.
+
+    Keys (all optional): ``output_schema`` (default the greeting schema; None for none),
+    ``max_attempt``, ``artifacts``, ``modes``.
+    """
     root = folder / name
     (root / "assets").mkdir(parents=True)
     (root / "SKILL.md").write_text(
@@ -150,7 +153,7 @@ def write_skill(folder: Path, scenario: Scenario, name: str = "greet") -> Path:
     if output_schema is not None:
         (root / "assets" / "output.schema.json").write_text(json.dumps(output_schema), encoding="utf-8")
         runner["schemas"]["output"] = "assets/output.schema.json"
-    if "max_attempt" in spec:
+    if spec.get("max_attempt") is not None:
         runner["max_attempt"] = spec["max_attempt"]
     if spec.get("artifacts"):
         runner["artifacts"] = list(spec["artifacts"])

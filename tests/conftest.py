@@ -14,9 +14,7 @@ import pytest
 import yaml
 
 from fake_engines.install import install
-
-# Deterministic timestamps: the fake engines tick 1 ms per event from here.
-FIXED_EPOCH_MS = 1_763_812_800_000
+from harness.runner import FIXED_EPOCH_MS  # deterministic timestamps: 1 ms per event from here
 
 
 @dataclass(frozen=True)

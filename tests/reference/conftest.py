@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,41 +16,26 @@ from harness.reference.clock import ManualClock
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import Skill, load_skill
 from harness.reference.store import RunRecord, Store
-
-GREETING_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["greeting"],
-    "properties": {"greeting": {"type": "string"}},
-    "additionalProperties": False,  # so a marker left in the data would fail validation (Decision 3)
-}
-FIXED_EPOCH_MS = 1_763_812_800_000
+from harness.runner import FIXED_EPOCH_MS, GREETING_SCHEMA
+from harness.runner import write_skill as runner_write_skill
 
 
 def write_skill(
     folder: Path,
     name: str = "greet",
     *,
-    output_schema: dict[str, Any] | None = GREETING_SCHEMA,
+    output_schema: Mapping[str, Any] | None = GREETING_SCHEMA,
     max_attempt: int | None = None,
     modes: tuple[str, ...] = ("auto", "interactive"),
     artifacts: tuple[str, ...] = (),
 ) -> Path:
-    root = folder / name
-    (root / "assets").mkdir(parents=True)
-    (root / "SKILL.md").write_text(
-        f"---\nname: {name}\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
-    )
-    runner: dict[str, Any] = {"id": name, "execution_modes": list(modes), "schemas": {}}
-    if output_schema is not None:
-        (root / "assets" / "output.schema.json").write_text(json.dumps(output_schema), encoding="utf-8")
-        runner["schemas"]["output"] = "assets/output.schema.json"
-    if max_attempt is not None:
-        runner["max_attempt"] = max_attempt
-    if artifacts:
-        runner["artifacts"] = list(artifacts)
-    (root / "assets" / "runner.json").write_text(json.dumps(runner, indent=2), encoding="utf-8")
-    return root
+    spec = {
+        "output_schema": output_schema,
+        "max_attempt": max_attempt,
+        "modes": modes,
+        "artifacts": artifacts,
+    }
+    return runner_write_skill(folder, spec, name)
 
 
 @dataclass
