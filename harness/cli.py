@@ -48,6 +48,69 @@ def _engines_selfcheck(args: argparse.Namespace) -> int:
     return 1 if any(check.problems for check in results) else 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from harness.conformance import UsageProblem
+    from harness.server.main import BindRefused, ServeOptions, serve
+
+    options = ServeOptions(
+        host=args.host,
+        port=args.port,
+        allow_remote=args.allow_remote,
+        data_dir=args.data,
+        engines=args.engines,
+        scripts=args.scripts,
+        call_log=args.call_log,
+        slots=args.slots,
+        reading=args.reading,
+        test_hooks=args.test_hooks,
+        turn_timeout_sec=args.turn_timeout,
+        max_reply_bytes=args.max_reply_bytes,
+    )
+    try:
+        return serve(options)
+    except (BindRefused, OSError) as problem:
+        raise UsageProblem(f"serve: {problem}") from None
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
+    from harness.server.service import MAX_REPLY_BYTES
+
+    serve = commands.add_parser(
+        "serve", help="the reference orchestrator behind the job API (HTTP_API.md), on 127.0.0.1"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (0: any free port; default 8765)")
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="allow a non-loopback --host (it runs engines for anyone)"
+    )
+    serve.add_argument(
+        "--data", type=Path, default=Path("turngate-serve-data"), help="store, runs and skills folder"
+    )
+    serve.add_argument(
+        "--engines", type=Path, metavar="DIR", help="engine executables (default: fake engines in DATA/bin)"
+    )
+    serve.add_argument("--scripts", type=Path, help="TURNGATE_SCRIPTS for the fake engines")
+    serve.add_argument("--call-log", type=Path, help="TURNGATE_CALL_LOG for the fake engines")
+    serve.add_argument("--slots", type=int, default=2, help="runs that may hold an engine at once")
+    serve.add_argument(
+        "--reading",
+        choices=sorted(SOFT_COMPLETION_READINGS),
+        default=READING_BODY,
+        help="the reading of Decision 4.1 (soft completion) the gate applies",
+    )
+    serve.add_argument(
+        "--test-hooks",
+        action="store_true",
+        help="manual clock, restart and internals under /v1/_turngate/ (for turngate's own tests)",
+    )
+    serve.add_argument("--turn-timeout", type=float, default=120.0, help="seconds one engine turn may take")
+    serve.add_argument(
+        "--max-reply-bytes", type=int, default=MAX_REPLY_BYTES, help="larger reply bodies get 413"
+    )
+    serve.set_defaults(handler=_serve)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="turngate", description=__doc__)
     parser.add_argument("--version", action="version", version=f"turngate {__version__}")
@@ -83,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.conformance import add_commands
 
     add_commands(commands)
+    _add_serve(commands)
     return parser
 
 

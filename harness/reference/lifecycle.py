@@ -71,6 +71,8 @@ class RunRequest:
     require_user_reply: bool = True
     session_timeout_sec: int = DEFAULT_SESSION_TIMEOUT_SEC
     model: str | None = None
+    # Per run, for a server whose clients choose (turngate serve); None: the orchestrator's default.
+    gemini_output_format: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class Orchestrator:
         slots: int = 2,
         soft_completion_reading: str = READING_BODY,
         recover: bool = True,
+        cache_probes: bool = True,
     ) -> None:
         self.store = store
         self.runs_dir = runs_dir
@@ -125,6 +128,7 @@ class Orchestrator:
         self._residents: dict[str, Resident] = {}
         self._skills: dict[str, Skill] = {}
         self._profiles: dict[str, ProfileKind] = {}
+        self._cache_probes = cache_probes  # False: probe each run's engine afresh (turngate serve's tests)
         self._closed = False
         if recover:
             self._recover()
@@ -173,6 +177,7 @@ class Orchestrator:
                 "input": dict(request.input),
                 "parameter": dict(request.parameter),
                 "model": request.model,
+                "gemini_output_format": request.gemini_output_format,
                 "runtime_options": {
                     "execution_mode": request.mode,
                     "interactive_require_user_reply": request.require_user_reply,
@@ -255,7 +260,7 @@ class Orchestrator:
 
     def probe(self, engine: str) -> ProfileKind:
         with self._lock:
-            if engine not in self._profiles:
+            if engine not in self._profiles or not self._cache_probes:
                 self._profiles[engine] = probe_profile(
                     engine, self.engines.executable(engine), self.engines.process_env()
                 )
@@ -303,7 +308,8 @@ class Orchestrator:
             json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8"
         )
         (run_dir / "attempts").mkdir()
-        if request.engine == "gemini" and self.engines.command_options.gemini_output_format is None:
+        chosen = request.gemini_output_format or self.engines.command_options.gemini_output_format
+        if request.engine == "gemini" and chosen is None:
             # gemini picks its output format from the workspace settings (ENGINE_FORMATS.md).
             (run_dir / ".gemini").mkdir()
             settings = {"output": {"format": "json"}}
@@ -359,6 +365,9 @@ class Orchestrator:
         model = run.request.get("model")
         if model:
             options = replace(options, model=model)
+        output_format = run.request.get("gemini_output_format")
+        if output_format:
+            options = replace(options, gemini_output_format=output_format)
         return options
 
     def _last_response(self, run: RunRecord) -> str:

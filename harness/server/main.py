@@ -1,0 +1,94 @@
+"""Start the reference server: bind first (port 0 picks a free port), say where, then serve."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.reference.gate import READING_BODY
+from harness.server.service import MAX_REPLY_BYTES, JobService, ServiceConfig, engine_setup
+
+
+class BindRefused(ValueError):
+    """A non-loopback address without ``--allow-remote``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    allow_remote: bool = False
+    data_dir: Path = Path("turngate-serve-data")
+    engines: Path | None = None  # None: the fake engines, installed into DATA/bin
+    scripts: Path | None = None
+    call_log: Path | None = None
+    slots: int = 2
+    reading: str = READING_BODY
+    test_hooks: bool = False
+    turn_timeout_sec: float = 120.0
+    max_reply_bytes: int = MAX_REPLY_BYTES
+
+
+def check_host(host: str, allow_remote: bool) -> None:
+    if allow_remote:
+        return
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise BindRefused(
+            f"--host {host}: not a loopback address; the server runs engines for whoever reaches it,"
+            " so binding elsewhere needs --allow-remote"
+        )
+
+
+def build_service(options: ServeOptions) -> JobService:
+    data = options.data_dir.resolve()
+    bin_dir = options.engines
+    if bin_dir is None:
+        from fake_engines.install import install
+
+        bin_dir = data / "bin"
+        install(bin_dir)
+    env = dict(os.environ)
+    if options.scripts is not None:
+        env["TURNGATE_SCRIPTS"] = str(options.scripts.resolve())
+    if options.call_log is not None:
+        env["TURNGATE_CALL_LOG"] = str(options.call_log.resolve())
+    config = ServiceConfig(
+        data_dir=data,
+        engines=engine_setup(bin_dir.resolve(), env, options.turn_timeout_sec),
+        slots=options.slots,
+        soft_completion_reading=options.reading,
+        test_hooks=options.test_hooks,
+        max_reply_bytes=options.max_reply_bytes,
+    )
+    return JobService(config)
+
+
+def serve(options: ServeOptions) -> int:
+    import uvicorn
+
+    from harness.server.app import build_app
+
+    check_host(options.host, options.allow_remote)
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((options.host, options.port))
+    listener.listen(128)
+    port = listener.getsockname()[1]
+    service = build_service(options)
+    # The manual clock moves only through the test hook, so there is nothing to tick.
+    app = build_app(service, tick_sec=None if options.test_hooks else 1.0)
+    shown = f"[{options.host}]" if family == socket.AF_INET6 else options.host
+    print(f"turngate serve: listening on http://{shown}:{port} (data {options.data_dir})", flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    uvicorn.Server(config).run(sockets=[listener])
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,454 @@
+"""The job service: the HTTP API's operations on the reference orchestrator, without HTTP.
+
+Each method either returns the JSON answer or raises :class:`ApiError` with
+the HTTP status and a stable code, so the web layer (``app.py``) only
+translates. Requests are checked before anything is written, so a refused
+request changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import threading
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Final, cast
+
+from fake_engines.invocation import ENGINES
+from harness.reference import protocol
+from harness.reference.clock import Clock, ManualClock
+from harness.reference.commands import CommandOptions
+from harness.reference.gate import READING_BODY
+from harness.reference.lifecycle import (
+    TERMINAL_STATES,
+    EngineSetup,
+    Orchestrator,
+    RunRequest,
+    RunRequestError,
+)
+from harness.reference.profiles import ProfileKind
+from harness.reference.skill import Skill, SkillPackageError, load_skill
+from harness.reference.store import RunRecord, Store
+
+MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
+MAX_REPLY_BYTES: Final = 64 * 1024
+
+# Runtime options of HTTP_API.md, plus turngate's own (prefixed) for its reference server.
+RUNTIME_OPTIONS: Final = frozenset(
+    {
+        "execution_mode",
+        "no_cache",
+        "interactive_require_user_reply",
+        "session_timeout_sec",
+        "turngate_profile",
+        "turngate_gemini_output_format",
+    }
+)
+SETTLED_STATES: Final = TERMINAL_STATES | {"waiting_user"}
+PROFILES: Final = ("resumable", "sticky_process")
+GEMINI_FORMATS: Final = ("json", "stream-json")
+
+
+class ApiError(Exception):
+    """A refused request: HTTP status, stable code, and what was wrong."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    data_dir: Path
+    engines: EngineSetup
+    slots: int = 2
+    soft_completion_reading: str = READING_BODY
+    test_hooks: bool = False  # the manual clock, restart and internals under /v1/_turngate/
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    max_package_bytes: int = MAX_PACKAGE_BYTES
+
+
+class JobService:
+    """One reference orchestrator, its store and its installed skills."""
+
+    def __init__(self, config: ServiceConfig, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock: Clock = clock or (ManualClock() if config.test_hooks else _system_clock())
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self._skills_dir = config.data_dir / "skills"
+        self._skills_dir.mkdir(exist_ok=True)
+        self._lock = threading.Lock()
+        self._idempotent: dict[tuple[str, str], dict[str, Any]] = {}
+        self._store, self._orchestrator = self._open()
+
+    def _open(self) -> tuple[Store, Orchestrator]:
+        store = Store(self.config.data_dir / "reference.sqlite3")
+        orchestrator = Orchestrator(
+            store=store,
+            runs_dir=self.config.data_dir / "runs",
+            engines=self.config.engines,
+            clock=self.clock,
+            slots=self.config.slots,
+            soft_completion_reading=self.config.soft_completion_reading,
+            # With the test hooks each job probes like a fresh in-process orchestrator does per case.
+            cache_probes=not self.config.test_hooks,
+        )
+        return store, orchestrator
+
+    def close(self) -> None:
+        self._orchestrator.shutdown()
+        self._store.close()
+
+    # Skills ------------------------------------------------------------------------------
+
+    def install(self, archive: bytes) -> dict[str, Any]:
+        """Unpack a zipped skill folder into its own versioned folder and check it.
+
+        A version never changes once written, so a run keeps the package it started
+        with even when the same skill is installed again while it waits.
+        """
+        if len(archive) > self.config.max_package_bytes:
+            raise ApiError(
+                413, "PACKAGE_TOO_LARGE", f"{len(archive)} bytes > {self.config.max_package_bytes}"
+            )
+        version = hashlib.sha256(archive).hexdigest()[:16]
+        name, files = _unzip(archive)
+        target = self._skills_dir / name / version
+        if not (target / "SKILL.md").exists():
+            staging = self._skills_dir / name / f".{version}.partial"
+            shutil.rmtree(staging, ignore_errors=True)
+            for relative, content in files.items():
+                path = staging / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+            try:
+                skill = load_skill_as(staging, name)
+            except SkillPackageError as problem:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise ApiError(400, problem.code, str(problem)) from None
+            if skill.name != name:  # load_skill_as checks; kept for the type checker's benefit
+                raise ApiError(400, "SKILL_NAME_MISMATCH", f"{skill.name!r} != {name!r}")
+            staging.rename(target)
+        with self._lock:
+            (self._skills_dir / name / "current").write_text(version, encoding="utf-8")
+        return {"status": "installed", "skill_id": name, "version": version}
+
+    def _skill(self, skill_id: object) -> Skill:
+        if not isinstance(skill_id, str) or not skill_id:
+            raise ApiError(400, "REQUEST_INVALID", f"skill_id: {skill_id!r}: must be a non-empty string")
+        current = self._skills_dir / skill_id / "current"
+        if "/" in skill_id or skill_id.startswith(".") or not current.exists():
+            raise ApiError(404, "SKILL_NOT_FOUND", f"skill_id: {skill_id!r} is not installed")
+        version = current.read_text(encoding="utf-8").strip()
+        return load_skill_as(self._skills_dir / skill_id / version, skill_id)
+
+    # Jobs --------------------------------------------------------------------------------
+
+    def create_job(self, body: object) -> dict[str, Any]:
+        request = self._run_request(body)
+        try:
+            run_id = self._orchestrator.submit(request)
+        except RunRequestError as refusal:
+            raise ApiError(400, refusal.code, str(refusal)) from None
+        return {"request_id": run_id, "cache_hit": False, "status": "queued"}
+
+    def _run_request(self, body: object) -> RunRequest:
+        if not isinstance(body, Mapping):
+            raise ApiError(400, "REQUEST_INVALID", "the body must be a JSON object")
+        known = {"skill_id", "engine", "input", "parameter", "model", "runtime_options"}
+        unknown = sorted(set(body) - known)
+        if unknown:
+            raise ApiError(400, "REQUEST_INVALID", f"unknown field {unknown[0]!r}")
+        skill = self._skill(body.get("skill_id"))
+        engine = body.get("engine")
+        if engine not in ENGINES:
+            raise ApiError(400, "ENGINE_UNKNOWN", f"engine: {engine!r}: known: {', '.join(ENGINES)}")
+        for name in ("input", "parameter"):
+            if not isinstance(body.get(name, {}), Mapping):
+                raise ApiError(400, "REQUEST_INVALID", f"{name}: {body.get(name)!r}: must be an object")
+        model = body.get("model")
+        if model is not None and not isinstance(model, str):
+            raise ApiError(400, "REQUEST_INVALID", f"model: {model!r}: must be a string")
+        options = body.get("runtime_options", {})
+        if not isinstance(options, Mapping):
+            raise ApiError(400, "REQUEST_INVALID", f"runtime_options: {options!r}: must be an object")
+        unknown = sorted(set(options) - RUNTIME_OPTIONS)
+        if unknown:
+            raise ApiError(400, "RUNTIME_OPTION_UNKNOWN", f"runtime_options.{unknown[0]}: not supported")
+        mode = options.get("execution_mode", "auto")
+        if mode not in ("auto", "interactive"):
+            raise ApiError(
+                400,
+                "RUNTIME_OPTION_INVALID",
+                f"runtime_options.execution_mode: {mode!r}: auto or interactive",
+            )
+        strict = options.get("interactive_require_user_reply", True)
+        if not isinstance(strict, bool):
+            raise ApiError(
+                400,
+                "RUNTIME_OPTION_INVALID",
+                f"runtime_options.interactive_require_user_reply: {strict!r}: must be true or false",
+            )
+        timeout = options.get("session_timeout_sec", 1200)
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+            raise ApiError(
+                400,
+                "RUNTIME_OPTION_INVALID",
+                f"runtime_options.session_timeout_sec: {timeout!r}: must be an integer >= 1",
+            )
+        profile = options.get("turngate_profile")
+        if profile is not None and profile not in PROFILES:
+            raise ApiError(
+                400,
+                "RUNTIME_OPTION_INVALID",
+                f"runtime_options.turngate_profile: {profile!r}: one of {', '.join(PROFILES)}",
+            )
+        output_format = options.get("turngate_gemini_output_format")
+        if output_format is not None and output_format not in GEMINI_FORMATS:
+            raise ApiError(
+                400,
+                "RUNTIME_OPTION_INVALID",
+                f"runtime_options.turngate_gemini_output_format: {output_format!r}: json or stream-json",
+            )
+        return RunRequest(
+            skill=skill,
+            engine=str(engine),
+            mode=mode,
+            input=dict(body.get("input", {})),
+            parameter=dict(body.get("parameter", {})),
+            profile=cast(ProfileKind | None, profile),
+            require_user_reply=strict,
+            session_timeout_sec=timeout,
+            model=model,
+            gemini_output_format=output_format,
+        )
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        run = self._run(job_id)
+        interactions = self._store.interactions(job_id)
+        return {
+            "request_id": run.run_id,
+            "status": run.state,
+            "skill_id": run.skill_id,
+            "engine": run.engine,
+            "execution_mode": run.mode,
+            "pending_interaction_id": run.pending["interaction_id"] if run.pending else None,
+            "interaction_count": len(interactions),
+            "attempt_count": run.attempt_count,
+            "warnings": list(run.warnings),
+            "error": None
+            if run.error_code is None
+            else {"code": run.error_code, "message": run.error_message},
+            "created_at": run.created_at,
+            "updated_at": run.updated_at,
+        }
+
+    def pending(self, job_id: str) -> dict[str, Any]:
+        run = self._run(job_id)
+        waiting = run.state == "waiting_user" and run.pending is not None
+        return {"status": run.state, "pending": dict(run.pending) if waiting and run.pending else None}
+
+    def reply(self, job_id: str, body: object) -> dict[str, Any]:
+        self._run(job_id)
+        if not isinstance(body, Mapping):
+            raise ApiError(400, "REQUEST_INVALID", "the body must be a JSON object")
+        interaction_id = body.get("interaction_id")
+        if isinstance(interaction_id, bool) or not isinstance(interaction_id, int):
+            raise ApiError(400, "REQUEST_INVALID", f"interaction_id: {interaction_id!r}: must be an integer")
+        if "response" not in body:
+            raise ApiError(400, "REQUEST_INVALID", "response: missing")
+        response = body["response"]
+        # Free text, or any JSON value (a structured answer to a choice), given to the engine as JSON.
+        text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+        key = body.get("idempotency_key")
+        if key is not None and not isinstance(key, str):
+            raise ApiError(400, "REQUEST_INVALID", f"idempotency_key: {key!r}: must be a string")
+        with self._lock:
+            if key is not None and (job_id, key) in self._idempotent:
+                return self._idempotent[(job_id, key)]  # the same answer as the first time, nothing redone
+            outcome = self._orchestrator.reply(job_id, interaction_id, text)
+            if not outcome.accepted:
+                raise ApiError(
+                    409,
+                    outcome.code or "INTERACTION_STALE",
+                    f"interaction_id {interaction_id}: not the pending interaction of a waiting job"
+                    f" (status {outcome.status})",
+                )
+            answer = {"request_id": job_id, "status": outcome.status, "accepted": True}
+            if key is not None:
+                self._idempotent[(job_id, key)] = answer
+        return answer
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        self._run(job_id)
+        accepted = self._orchestrator.cancel(job_id)
+        return {"request_id": job_id, "status": self._run(job_id).state, "accepted": accepted}
+
+    def result(self, job_id: str) -> dict[str, Any]:
+        run = self._run(job_id)
+        if run.state not in TERMINAL_STATES or run.result is None:
+            raise ApiError(409, "RUN_NOT_TERMINAL", f"job {job_id} is {run.state}")
+        result = dict(run.result)
+        if result.get("status") == "succeeded":
+            result["status"] = "success"
+        return {"request_id": job_id, "result": result}
+
+    def history(self, job_id: str, after_seq: int = 0) -> dict[str, Any]:
+        return {"request_id": job_id, "events": self.events_after(job_id, after_seq)}
+
+    def events_after(self, job_id: str, after_seq: int) -> list[Mapping[str, Any]]:
+        run = self._run(job_id)
+        return [protocol.envelope(run, event) for event in self._store.events(job_id, after=after_seq)]
+
+    def upload(self, job_id: str, archive: bytes) -> dict[str, Any]:
+        """Keep the job's input files; the reference's skills take none, so its runs start at creation."""
+        run = self._run(job_id)
+        if len(archive) > self.config.max_package_bytes:
+            raise ApiError(413, "UPLOAD_TOO_LARGE", f"{len(archive)} bytes > {self.config.max_package_bytes}")
+        _, files = _unzip(archive, single_folder=False)
+        uploads = Path(run.run_dir) / "uploads"
+        for relative, content in files.items():
+            path = uploads / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        return {"request_id": job_id, "status": run.state, "files": sorted(files)}
+
+    def _run(self, job_id: str) -> RunRecord:
+        run = self._store.run(job_id)
+        if run is None:
+            raise ApiError(404, "JOB_NOT_FOUND", f"no job {job_id!r}")
+        return run
+
+    # Time -------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Act on passed wait deadlines (called every second by the server on the real clock)."""
+        self._orchestrator.check_deadlines()
+
+    # Test hooks (only with test_hooks) -----------------------------------------------------
+
+    def advance_clock(self, body: object) -> dict[str, Any]:
+        self._hooks()
+        seconds = body.get("seconds") if isinstance(body, Mapping) else None
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            raise ApiError(400, "REQUEST_INVALID", f"seconds: {seconds!r}: must be a number >= 0")
+        cast(ManualClock, self.clock).advance(float(seconds))
+        self._orchestrator.check_deadlines()
+        return {"now": self.clock.now()}
+
+    def restart(self) -> dict[str, Any]:
+        """Stop the orchestrator as a crash would and start a new one on the same store."""
+        self._hooks()
+        with self._lock:
+            self.close()
+            self._store, self._orchestrator = self._open()
+        return {"restarted": True}
+
+    def wait_idle(self, body: object) -> dict[str, Any]:
+        self._hooks()
+        timeout = body.get("timeout", 120.0) if isinstance(body, Mapping) else 120.0
+        return {"idle": self._orchestrator.wait_idle(float(timeout))}
+
+    def internals(self, job_id: str) -> dict[str, Any]:
+        """What only the reference can show: the gate's decisions, the slot, the patched SKILL.md."""
+        self._hooks()
+        run = self._run(job_id)
+        patch_path = Path(run.run_dir) / "skills" / run.skill_id / "SKILL.md"
+        attempts = self._store.attempts(job_id)
+        return {
+            "decisions": [dict(attempt.decision) for attempt in attempts if attempt.decision is not None],
+            "slot_held": self._orchestrator.slots.holds(job_id),
+            "patch": patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
+            "history": [
+                {
+                    "interaction_id": item.interaction_id,
+                    "prompt": item.prompt,
+                    "response": item.response,
+                    "automatic": item.automatic,
+                }
+                for item in self._store.interactions(job_id)
+            ],
+        }
+
+    def _hooks(self) -> None:
+        if not self.config.test_hooks:
+            raise ApiError(404, "NOT_FOUND", "test hooks are off (start the server with --test-hooks)")
+
+
+def load_skill_as(folder: Path, name: str) -> Skill:
+    """Load a package from a versioned folder whose name is not the skill's.
+
+    ``load_skill`` checks SKILL.md's name against the folder name, so it reads a
+    link named after the skill.
+    """
+    alias = folder.parent / ".by-name" / folder.name / name
+    if not alias.exists():
+        alias.parent.mkdir(parents=True, exist_ok=True)
+        alias.symlink_to(folder.resolve(), target_is_directory=True)
+    return load_skill(alias)
+
+
+def _unzip(archive: bytes, *, single_folder: bool = True) -> tuple[str, dict[str, bytes]]:
+    """The package's folder name and its files by relative path.
+
+    A zip of the folder (``greet/SKILL.md``) and a zip of its contents
+    (``SKILL.md``, named by SKILL.md's front matter) are both accepted.
+    Absolute paths and ``..`` are refused.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
+            entries = {info.filename: bundle.read(info) for info in bundle.infolist() if not info.is_dir()}
+    except (zipfile.BadZipFile, ValueError) as error:
+        raise ApiError(400, "PACKAGE_INVALID", f"file: not a zip archive ({error})") from None
+    files: dict[str, bytes] = {}
+    for entry, content in entries.items():
+        path = PurePosixPath(entry)
+        if path.is_absolute() or ".." in path.parts:
+            raise ApiError(400, "PACKAGE_INVALID", f"file: entry {entry!r} leaves the package folder")
+        files[path.as_posix()] = content
+    if not single_folder:
+        return "", files
+    tops = {PurePosixPath(name).parts[0] for name in files}
+    if len(tops) == 1 and all(len(PurePosixPath(name).parts) > 1 for name in files):
+        top = tops.pop()
+        files = {PurePosixPath(entry).relative_to(top).as_posix(): data for entry, data in files.items()}
+        name = top
+    else:
+        skill_md = files.get("SKILL.md")
+        if skill_md is None:
+            raise ApiError(400, "PACKAGE_INVALID", "file: no SKILL.md in the archive")
+        name = _front_matter_name(skill_md.decode("utf-8", "replace"))
+    if not name or name.startswith(".") or "/" in name or name == "current":
+        raise ApiError(400, "PACKAGE_INVALID", f"file: skill folder name {name!r} is not usable")
+    return name, files
+
+
+def _front_matter_name(text: str) -> str:
+    for line in text.splitlines()[1:]:
+        if line.strip() == "---":
+            break
+        if line.startswith("name:"):
+            return line.partition(":")[2].strip().strip("'\"")
+    return ""
+
+
+def _system_clock() -> Clock:
+    from harness.reference.clock import SystemClock
+
+    return SystemClock()
+
+
+def engine_setup(bin_dir: Path, env: Mapping[str, str], turn_timeout_sec: float = 120.0) -> EngineSetup:
+    return EngineSetup(
+        bin_dir=bin_dir, env=dict(env), command_options=CommandOptions(), turn_timeout_sec=turn_timeout_sec
+    )
