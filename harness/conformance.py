@@ -10,7 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from harness.catalog import CATALOG_DIR, ENGINES, CatalogError, Scenario, load_catalog
-from harness.runner import CaseResult, cases, connector_for, default_jobs, run_all
+from harness.runner import CaseResult, cases, default_jobs, run_all
+from harness.targets import Target, TargetProblem, parse_target
 from harness.verdict import OUTCOMES
 
 EXIT_USAGE = 2
@@ -35,10 +36,7 @@ def _catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
 
 def run_command(args: argparse.Namespace) -> int:
     scenarios = _catalog(args)
-    try:
-        connector_for(args.target).close()  # refuse an unknown or unreachable target before any case runs
-    except ValueError as error:
-        raise UsageProblem(f"--target: {error}") from None
+    target = _target(args)
     engines = args.engine or list(ENGINES)
     for engine in engines:
         if engine not in ENGINES:
@@ -50,12 +48,12 @@ def run_command(args: argparse.Namespace) -> int:
         from harness.report import JsonlReport
 
         report_file = open(args.report_json, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        report = JsonlReport(report_file, target=args.target, engines=engines, planned=len(planned))
+        report = JsonlReport(report_file, target=target.name, engines=engines, planned=len(planned))
     results: list[CaseResult] = []
     started = time.monotonic()
     progress = _Progress(len(planned), sys.stderr)
     try:
-        for result in run_all(planned, target=args.target, jobs=args.jobs, reading=args.reading):
+        for result in run_all(planned, target=target, jobs=args.jobs, reading=args.reading):
             results.append(result)
             if report is not None:
                 report.case(result)
@@ -69,9 +67,24 @@ def run_command(args: argparse.Namespace) -> int:
     if args.junit:
         from harness.report import write_junit
 
-        write_junit(args.junit, results, target=args.target)
+        write_junit(args.junit, results, target=target.name)
     print(summary(results, time.monotonic() - started))
-    return 0 if not any(result.outcome in ("failed", "errored") for result in results) else 1
+    return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
+
+
+def _target(args: argparse.Namespace) -> Target:
+    """The target, refused before any case runs when it is unknown, misconfigured or down."""
+    try:
+        target = parse_target(args.target, args.target_options)
+        if target.http is not None:
+            from harness.connectors.http import probe
+
+            probe(target.http)
+    except TargetProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    except RuntimeError as error:  # TargetError: down, or not the job API
+        raise UsageProblem(f"--target {args.target}: {error}") from None
+    return target
 
 
 class _Progress:
@@ -81,7 +94,7 @@ class _Progress:
 
     def tick(self, result: CaseResult) -> None:
         self.done_count += 1
-        if result.outcome in ("failed", "errored", "non-strict"):
+        if result.outcome in ("failed", "errored", "non-strict", "unreached"):
             first = result.message.split("\n")[0]
             self._line(f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]: {first}\n")
         if self.tty:
@@ -114,7 +127,7 @@ def summary(results: list[CaseResult], seconds: float) -> str:
         for engine in engines:
             counts = rows[capability].get(engine, Counter())
             total = sum(counts.values())
-            bad = counts["failed"] + counts["errored"]
+            bad = counts["failed"] + counts["errored"] + counts["unreached"]
             cell = (
                 "-" if not total else (f"{counts['passed']}/{total} ok" if not bad else f"{bad} FAIL/{total}")
             )
@@ -160,7 +173,14 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         return parser
 
     run = with_catalog(commands.add_parser("run", help="run the catalog against a target"))
-    run.add_argument("--target", default="reference", help="reference (default)")
+    run.add_argument(
+        "--target",
+        default="reference",
+        help="reference (default), http://HOST:PORT, cmd:COMMAND, or a target options file (YAML)",
+    )
+    run.add_argument(
+        "--target-options", type=Path, metavar="FILE", help="options of an HTTP target (YAML; see the README)"
+    )
     run.add_argument("--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)")
     run.add_argument("--jobs", type=int, default=default_jobs(), help="parallel cases (default: the cores)")
     run.add_argument(

@@ -89,7 +89,7 @@ def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> No
             name=capability,
             tests=str(len(members)),
             failures=str(counts["failed"]),
-            errors=str(counts["errored"]),
+            errors=str(counts["errored"] + counts["unreached"]),
             skipped=str(counts["skipped"]),
         )
         for result in sorted(members, key=lambda item: (item.scenario_id, item.engine)):
@@ -105,7 +105,7 @@ def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> No
                     ElementTree.SubElement(
                         case, "failure", message=result.message.split("\n")[0]
                     ).text = result.message
-                case "errored":
+                case "errored" | "unreached":
                     ElementTree.SubElement(
                         case, "error", message=result.message.split("\n")[0]
                     ).text = result.message

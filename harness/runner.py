@@ -12,7 +12,7 @@ import os
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ from fake_engines.install import install
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, Connector, ReplyResult
 from harness.record import Placeholders, observed_step, record
+from harness.targets import Target, parse_target
 from harness.verdict import first_difference
 
 FIXED_EPOCH_MS: Final = 1_763_812_800_000  # deterministic engine timestamps
@@ -62,7 +63,11 @@ def run_case(
     *,
     reading: str | None = None,
     root: Path | None = None,
+    shared_scripts: Path | None = None,
+    shared_call_log: Path | None = None,
 ) -> CaseResult:
+    """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
+    configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file."""
     started = time.monotonic()
     # A reading names one side of an ambiguous scenario; scenarios without it keep their default.
     reading = reading if reading in scenario.readings else scenario.default_reading
@@ -80,19 +85,26 @@ def run_case(
             case_record,
         )
 
-    missing = sorted(scenario.capabilities - connector.capabilities)
+    needed = set(scenario.capabilities)
+    if scenario.gemini_output_format and engine == "gemini":
+        needed.add("gemini_output_format")  # the hazard lives in one output format the target must choose
+    missing = sorted(needed - connector.capabilities)
     if missing:
         return result("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
     with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root) as folder:
         workdir = Path(folder)
         try:
-            setup = _prepare(scenario, engine, reading, workdir)
-            steps = _perform(scenario, connector, setup, workdir)
+            setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
+            call_log = shared_call_log or workdir / "calls.jsonl"
+            steps = _perform(scenario, connector, setup, workdir, call_log)
         except Exception as error:  # the harness or the target broke: say so, keep going
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            return result("errored", f"{detail}\n{traceback.format_exc(limit=6)}")
+            outcome = "unreached" if type(error).__name__ == "TargetUnreachable" else "errored"
+            return result(outcome, f"{detail}\n{traceback.format_exc(limit=6)}")
         finally:
             connector.close()
+            if shared_scripts is not None:
+                (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
     difference = first_difference(scenario.expectations(reading), steps)
     if difference is None:
         outcome, message = "passed", ""
@@ -101,13 +113,16 @@ def run_case(
     return result(outcome, message, record(scenario.id, engine, reading, outcome, steps))
 
 
-def _prepare(scenario: Scenario, engine: str, reading: str | None, workdir: Path) -> CaseSetup:
+def _prepare(
+    scenario: Scenario, engine: str, reading: str | None, workdir: Path, shared_scripts: Path | None
+) -> CaseSetup:
     for name in ("scripts", "state", "home", "skills"):
         (workdir / name).mkdir()
     install(workdir / "bin")
     name = case_id(scenario, engine)
     script = {"case": name, **scenario.engine_script}
-    (workdir / "scripts" / f"{name}.yaml").write_text(
+    (shared_scripts or workdir / "scripts").mkdir(parents=True, exist_ok=True)
+    (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml").write_text(
         yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
     )
     skill_dir = write_skill(workdir / "skills", scenario.skill)
@@ -162,10 +177,11 @@ def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> P
 
 
 def _perform(
-    scenario: Scenario, connector: Connector, setup: CaseSetup, workdir: Path
+    scenario: Scenario, connector: Connector, setup: CaseSetup, workdir: Path, call_log: Path
 ) -> list[dict[str, Any]]:
     names = Placeholders(str(workdir))
     steps: list[dict[str, Any]] = []
+    log_start = call_log.stat().st_size if call_log.exists() else 0  # a shared log: only this case's part
     for index, step in enumerate(scenario.steps):
         reply: ReplyResult | None = None
         accepted: bool | None = None
@@ -187,7 +203,7 @@ def _perform(
                 connector.restart()
         connector.settle()
         observation = connector.observe()
-        calls = _calls(workdir / "calls.jsonl")
+        calls = _calls(call_log, setup.case_id, log_start)
         observed = observed_step(
             index, step.action, step.argument, observation, reply, accepted, calls, names
         )
@@ -195,28 +211,34 @@ def _perform(
     return steps
 
 
-def _calls(path: Path) -> list[dict[str, Any]]:
+def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:
+    """This case's engine calls: those written since it started that name it, or no case (probes)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with path.open("rb") as log:
+        log.seek(start)
+        lines = log.read().decode("utf-8").splitlines()
+    calls = [json.loads(line) for line in lines if line.strip()]
+    return [call for call in calls if call.get("case") in (case, None)]
 
 
 # Running many cases ------------------------------------------------------------------------------
 
-ConnectorFactory = Callable[[], Connector]
+
+def connector_for(target: str | Target) -> Connector:
+    """A fresh connector for a ``--target`` value."""
+    return (target if isinstance(target, Target) else parse_target(target)).connector()
 
 
-def connector_for(target: str) -> Connector:
-    """The connector for a ``--target`` value."""
-    if target == "reference":
-        from harness.connectors.reference import ReferenceConnector
-
-        return ReferenceConnector()
-    raise ValueError(f"unknown target {target!r}: known: reference")
-
-
-def _run_one(scenario: Scenario, engine: str, target: str, reading: str | None) -> CaseResult:
-    return run_case(scenario, engine, connector_for(target), reading=reading)
+def _run_one(scenario: Scenario, engine: str, target: Target, reading: str | None) -> CaseResult:
+    return run_case(
+        scenario,
+        engine,
+        target.connector(),
+        reading=reading,
+        shared_scripts=target.shared_scripts,
+        shared_call_log=target.shared_call_log,
+    )
 
 
 def cases(scenarios: Iterable[Scenario], engines: Iterable[str] | None) -> list[tuple[Scenario, str]]:
@@ -230,17 +252,59 @@ def cases(scenarios: Iterable[Scenario], engines: Iterable[str] | None) -> list[
 
 
 def run_all(
-    planned: list[tuple[Scenario, str]], *, target: str, jobs: int, reading: str | None = None
+    planned: list[tuple[Scenario, str]], *, target: str | Target, jobs: int, reading: str | None = None
 ) -> Iterator[CaseResult]:
-    """Run cases across ``jobs`` processes, yielding results as they finish."""
+    """Run cases across ``jobs`` processes, yielding results as they finish.
+
+    Once a case finds the target unreachable, the cases not yet started are
+    reported ``unreached`` instead of each waiting for its own timeout.
+    """
+    chosen = target if isinstance(target, Target) else parse_target(target)
+    jobs = min(jobs, chosen.max_jobs or jobs)
     if jobs <= 1:
+        down: CaseResult | None = None
         for scenario, engine in planned:
-            yield _run_one(scenario, engine, target, reading)
+            if down is not None:
+                yield _unreached(scenario, engine, down)
+                continue
+            result = _run_one(scenario, engine, chosen, reading)
+            down = result if result.outcome == "unreached" else None
+            yield result
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, scenario, engine, target, reading) for scenario, engine in planned]
+        futures = {
+            pool.submit(_run_one, scenario, engine, chosen, reading): (scenario, engine)
+            for scenario, engine in planned
+        }
+        down = None
         for future in as_completed(futures):
-            yield future.result()
+            if future.cancelled():
+                continue
+            result = future.result()
+            if down is None and result.outcome == "unreached":
+                down = result
+                for other in futures:
+                    other.cancel()
+            yield result
+        if down is not None:
+            for future, (scenario, engine) in futures.items():
+                if future.cancelled():
+                    yield _unreached(scenario, engine, down)
+
+
+def _unreached(scenario: Scenario, engine: str, cause: CaseResult) -> CaseResult:
+    first = cause.message.split("\n")[0]
+    return CaseResult(
+        scenario.id,
+        engine,
+        scenario.default_reading,
+        scenario.level,
+        scenario.capability,
+        "unreached",
+        f"not run: {first} (first seen in {cause.scenario_id} [{cause.engine}])",
+        0.0,
+        None,
+    )
 
 
 def default_jobs() -> int:

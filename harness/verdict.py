@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 Outcome = Literal["passed", "failed", "non-strict", "skipped", "errored"]
-OUTCOMES: Final = ("passed", "failed", "non-strict", "skipped", "errored")
+# unreached: not run because the target stopped answering (an HTTP server that went down).
+OUTCOMES: Final = ("passed", "failed", "non-strict", "skipped", "errored", "unreached")
 
 
 @dataclass(frozen=True, slots=True)

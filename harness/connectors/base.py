@@ -4,7 +4,8 @@ A connector gets one case (skill, runtime options, engine, where the fake
 engines' scripts are), performs the scenario's actions on the target, and
 reports what it observes in target-neutral terms. It declares its capabilities
 (``clock``, ``restart``, ``slots``, ``argv``, ``sticky``, ``history``,
-``events``, ``patch``, ``http``); a scenario that needs one it lacks is skipped
+``events``, ``patch``, ``http``, and ``gemini_output_format`` when a case
+may choose gemini's output format); a scenario that needs one it lacks is skipped
 with the reason, never passed.
 """
 

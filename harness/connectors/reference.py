@@ -13,7 +13,9 @@ from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
 from harness.reference.store import Store
 
-CAPABILITIES: Final = frozenset({"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch"})
+CAPABILITIES: Final = frozenset(
+    {"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch", "gemini_output_format"}
+)
 
 
 class ReferenceConnector:

@@ -1,0 +1,196 @@
+"""What ``--target`` names: the in-process reference, an HTTP job API, or a command-protocol program.
+
+A target is a small frozen value (it crosses into worker processes) that
+builds a fresh connector per case and says where the fake engines of that
+target read their scripts and write their call log.
+
+- ``reference``: the in-process reference orchestrator.
+- ``http://HOST:PORT``: a server with the job API; options from ``--target-options FILE``.
+- ``FILE.yaml``: target options with ``base_url`` (an HTTP target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from harness.connectors.base import Connector
+
+KNOWN_CAPABILITIES: Final = frozenset(
+    {
+        "clock",
+        "restart",
+        "slots",
+        "argv",
+        "sticky",
+        "history",
+        "events",
+        "patch",
+        "http",
+        "gemini_output_format",
+    }
+)
+# What any job-API server shows: the events and history; the call log adds argv.
+HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
+# turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a
+# case choose the profile (sticky) and gemini's output format.
+HOOK_CAPABILITIES: Final = frozenset({"clock", "restart", "slots", "patch", "sticky", "gemini_output_format"})
+
+_OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
+    "base_url": str,
+    "scripts_dir": str,
+    "call_log": str,
+    "capabilities": list,
+    "extra_request": dict,
+    "request_timeout_sec": (int, float),
+    "settle_timeout_sec": (int, float),
+    "turngate_hooks": bool,
+    "jobs": int,
+    "events_stream": bool,
+}
+
+
+class TargetProblem(ValueError):
+    """A ``--target`` or target options file turngate cannot use; names the file, field and value."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """The target options file of an HTTP target (all but ``base_url`` optional)."""
+
+    base_url: str
+    scripts_dir: Path  # where the server's fake engines read scripts (TURNGATE_SCRIPTS)
+    call_log: Path | None = None  # their call log (TURNGATE_CALL_LOG); without it no argv checks
+    capabilities: frozenset[str] = HTTP_BASE_CAPABILITIES
+    extra_request: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"model": "..."}
+    request_timeout_sec: float = 30.0
+    settle_timeout_sec: float = 300.0
+    turngate_hooks: bool = False
+    jobs: int = 1  # cases at once: a real server may queue, and all cases share one skill name
+    events_stream: bool = True  # follow GET /events (SSE) while waiting, polling as the fallback
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str  # as the user wrote it, for reports
+    kind: str  # reference | http | cmd
+    http: HttpOptions | None = None
+    command: str | None = None
+    command_timeout_sec: float = 60.0
+
+    @property
+    def shared_scripts(self) -> Path | None:
+        """A scripts folder the target's engines share across cases (None: one per case)."""
+        return self.http.scripts_dir if self.http else None
+
+    @property
+    def shared_call_log(self) -> Path | None:
+        return self.http.call_log if self.http else None
+
+    @property
+    def max_jobs(self) -> int | None:
+        return self.http.jobs if self.http else None
+
+    def connector(self) -> Connector:
+        match self.kind:
+            case "reference":
+                from harness.connectors.reference import ReferenceConnector
+
+                return ReferenceConnector()
+            case "http":
+                from harness.connectors.http import HttpConnector
+
+                assert self.http is not None
+                return HttpConnector(self.http)
+        raise TargetProblem(f"--target: {self.name!r}: unknown kind {self.kind!r}")
+
+
+def parse_target(value: str, options_file: Path | None = None) -> Target:
+    if value == "reference":
+        if options_file is not None:
+            raise TargetProblem("--target-options: only for an HTTP target")
+        return Target(value, "reference")
+    if value.startswith(("http://", "https://")):
+        raw = _options(options_file) if options_file else {}
+        raw.setdefault("base_url", value)
+        if raw["base_url"] != value:
+            raise TargetProblem(
+                f"{options_file}: base_url: {raw['base_url']!r} differs from --target {value!r}"
+            )
+        return Target(value, "http", http=http_options(raw, options_file))
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        raw = _options(path)
+        if "base_url" not in raw:
+            raise TargetProblem(f"{path}: base_url: missing (the server's address, http://127.0.0.1:PORT)")
+        return Target(str(raw["base_url"]), "http", http=http_options(raw, path))
+    raise TargetProblem(
+        f"--target: {value!r}: expected reference, http://HOST:PORT or a target options file"
+    )
+
+
+def _options(path: Path) -> dict[str, Any]:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise TargetProblem(f"{path}: cannot read: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise TargetProblem(f"{path}: not YAML: {str(error).splitlines()[0]}") from None
+    if not isinstance(document, dict):
+        raise TargetProblem(f"{path}: must be a mapping of options, got {type(document).__name__}")
+    return document
+
+
+def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
+    where = str(source) if source else "--target"
+    for name, value in raw.items():
+        expected = _OPTION_FIELDS.get(name)
+        if expected is None:
+            raise TargetProblem(
+                f"{where}: {name}: unknown option (known: {', '.join(sorted(_OPTION_FIELDS))})"
+            )
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise TargetProblem(f"{where}: {name}: {value!r} has the wrong type")
+    base_url = str(raw["base_url"]).rstrip("/")
+    if not base_url.startswith(("http://", "https://")):
+        raise TargetProblem(f"{where}: base_url: {base_url!r}: must start with http:// or https://")
+    hooks = bool(raw.get("turngate_hooks", False))
+    call_log = Path(raw["call_log"]).expanduser() if raw.get("call_log") else None
+    declared = raw.get("capabilities")
+    if declared is None:
+        capabilities = set(HTTP_BASE_CAPABILITIES)
+        if call_log is not None:
+            capabilities |= {"argv"}
+        if hooks:
+            capabilities |= HOOK_CAPABILITIES
+    else:
+        unknown = sorted(set(map(str, declared)) - KNOWN_CAPABILITIES)
+        if unknown:
+            raise TargetProblem(
+                f"{where}: capabilities: {unknown[0]!r}: known: {', '.join(sorted(KNOWN_CAPABILITIES))}"
+            )
+        capabilities = set(map(str, declared))
+    if not raw.get("scripts_dir"):
+        raise TargetProblem(
+            f"{where}: scripts_dir: missing: the folder the server's fake engines read their scripts from"
+            " (TURNGATE_SCRIPTS, or `turngate engines install DIR --scripts FOLDER`); see the README"
+        )
+    jobs = int(raw.get("jobs", 1))
+    if jobs < 1:
+        raise TargetProblem(f"{where}: jobs: {jobs!r}: must be >= 1")
+    return HttpOptions(
+        base_url=base_url,
+        scripts_dir=Path(raw["scripts_dir"]).expanduser(),
+        call_log=call_log,
+        capabilities=frozenset(capabilities),
+        extra_request=dict(raw.get("extra_request", {})),
+        request_timeout_sec=float(raw.get("request_timeout_sec", 30.0)),
+        settle_timeout_sec=float(raw.get("settle_timeout_sec", 300.0)),
+        turngate_hooks=hooks,
+        jobs=jobs,
+        events_stream=bool(raw.get("events_stream", True)),
+    )

@@ -1,0 +1,100 @@
+"""The whole catalog through the HTTP connector against `turngate serve`: the in-process records, exactly.
+
+The in-process records are the golden files (tests/conformance/test_golden.py
+pins the in-process connector to them), so equality with them is equality
+with the in-process run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.catalog import load_catalog
+from harness.runner import CaseResult, cases, run_all
+from harness.targets import HOOK_CAPABILITIES, Target, http_options
+from tests.server.conftest import Server, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "golden"
+
+
+def golden(result: CaseResult) -> Mapping[str, Any]:
+    name = f"{result.scenario_id.replace('/', '.')}.{result.engine}.json"
+    return dict(json.loads((GOLDEN / name).read_text(encoding="utf-8")))
+
+
+def http_target(server: Server, *, hooks: bool) -> Target:
+    options = http_options(
+        {
+            "base_url": server.url,
+            "scripts_dir": str(server.scripts),
+            "call_log": str(server.call_log),
+            "turngate_hooks": hooks,
+            "settle_timeout_sec": 60,
+        },
+        None,
+    )
+    return Target(server.url, "http", http=options)
+
+
+@pytest.fixture(scope="module")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = start_server(tmp_path_factory.mktemp("serve-plain"))
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
+def test_the_whole_catalog_over_http_gives_the_in_process_records(server: Server) -> None:
+    planned = cases(load_catalog(ROOT / "scenarios"), None)
+    results = list(run_all(planned, target=http_target(server, hooks=True), jobs=1))
+    assert len(results) == len(planned) == len(list(GOLDEN.glob("*.json")))
+    problems = [
+        f"{result.scenario_id} [{result.engine}]: {result.outcome}: {result.message.splitlines()[0] if result.message else ''}"
+        for result in results
+        if result.record != golden(result)
+    ]
+    assert not problems, "\n".join(problems[:10])
+
+
+# What any job-API server shows; the reference's per-turn decisions, slot and patch are not among it.
+NEUTRAL = ("state", "error_code", "warnings", "data", "pending", "attempts", "history", "events")
+
+
+def neutral(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "action": step["action"],
+            "reply": step["reply"],
+            "accepted": step["accepted"],
+            "observation": {name: step["observation"][name] for name in NEUTRAL},
+            # A server probes an engine's --help once, not once per case.
+            "calls": [call for call in step["calls"] if call["action"] != "help"],
+        }
+        for step in record["steps"]
+    ]
+
+
+def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: Server) -> None:
+    target = http_target(plain_server, hooks=False)
+    assert target.http is not None and not (target.http.capabilities & HOOK_CAPABILITIES)
+    planned = cases(load_catalog(ROOT / "scenarios"), ["codex", "gemini"])
+    results = list(run_all(planned, target=target, jobs=1))
+    ran = [result for result in results if result.outcome != "skipped"]
+    skipped = {result.message for result in results if result.outcome == "skipped"}
+    assert len(ran) > len(planned) // 2
+    assert all("lacks" in message for message in skipped)
+    problems = [
+        f"{result.scenario_id} [{result.engine}]: {result.outcome}"
+        for result in ran
+        if result.record is None
+        or result.outcome != golden(result)["outcome"]
+        or neutral(result.record) != neutral(golden(result))
+    ]
+    assert not problems, "\n".join(problems[:10])
