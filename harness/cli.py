@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
     _add_serve(commands)
+    from harness.drift.cli import add_commands as add_drift_commands
+
+    add_drift_commands(commands)
     return parser
 
 

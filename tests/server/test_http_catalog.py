@@ -56,7 +56,7 @@ def test_the_whole_catalog_over_http_gives_the_in_process_records(server: Server
     results = list(run_all(planned, target=http_target(server, hooks=True), jobs=1))
     assert len(results) == len(planned) == len(list(GOLDEN.glob("*.json")))
     problems = [
-        f"{result.scenario_id} [{result.engine}]: {result.outcome}: {result.message.splitlines()[0] if result.message else ''}"
+        f"{result.scenario_id} [{result.engine}]: {result.outcome}: {(result.message or ' ').splitlines()[0]}"
         for result in results
         if result.record != golden(result)
     ]

@@ -1,0 +1,132 @@
+"""A capture: one engine invocation's bytes and what the orchestrator knew around them.
+
+A capture is what a field report brings (the stdout and stderr of one turn,
+the exit code) plus the turn's context (mode, attempt, the skill's output
+schema). Captures live as folders: ``stdout``, optional ``stderr``, and
+``capture.yaml`` (see ``corpus/README.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from harness.reference.turn import TurnInput
+from harness.runner import GREETING_SCHEMA
+
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+SCHEMAS: Final[Mapping[str, Mapping[str, Any] | None]] = {"greeting": GREETING_SCHEMA, "none": None}
+
+
+class CaptureProblem(ValueError):
+    """A capture turngate cannot use; names the file, field and value."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    engine: str
+    stdout: bytes
+    stderr: bytes = b""
+    mode: str = "interactive"
+    exit_code: int | None = 0
+    signal: int | None = None
+    attempt_number: int = 1
+    max_attempt: int | None = None
+    output_schema: str | Mapping[str, Any] = "greeting"  # a name in SCHEMAS, a schema file, or the schema
+    reader_options: Mapping[str, Any] = field(default_factory=dict)
+    name: str = "capture"
+    expect: Mapping[str, Any] = field(default_factory=dict)
+    splits: tuple[int, ...] = ()  # stdout offsets where a playing fake engine pauses mid-write
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise CaptureProblem(f"{self.name}: engine: {self.engine!r}: known: {', '.join(ENGINES)}")
+        if self.mode not in ("auto", "interactive"):
+            raise CaptureProblem(f"{self.name}: mode: {self.mode!r}: auto or interactive")
+
+    def with_streams(self, stdout: bytes, stderr: bytes) -> Capture:
+        return replace(self, stdout=stdout, stderr=stderr)
+
+    def schema(self) -> Mapping[str, Any] | None:
+        if not isinstance(self.output_schema, str):
+            return self.output_schema
+        if self.output_schema in SCHEMAS:
+            return SCHEMAS[self.output_schema]
+        path = Path(self.output_schema)
+        try:
+            return dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as error:
+            raise CaptureProblem(f"{self.name}: output_schema: {self.output_schema!r}: {error}") from None
+
+    def turn(self) -> TurnInput:
+        return TurnInput(
+            engine=self.engine,
+            mode=self.mode,  # type: ignore[arg-type]
+            attempt_number=self.attempt_number,
+            max_attempt=self.max_attempt,
+            output_schema=self.schema(),
+            needs_session_id=True,
+            reader_options=dict(self.reader_options) or None,
+        )
+
+
+_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
+    "engine": str,
+    "description": str,
+    "provenance": str,
+    "mode": str,
+    "exit_code": (int, type(None)),
+    "signal": (int, type(None)),
+    "attempt_number": int,
+    "max_attempt": (int, type(None)),
+    "output_schema": str,
+    "reader_options": dict,
+    "expect": dict,
+}
+
+
+def load_capture(folder: Path) -> Capture:
+    """A capture folder: ``capture.yaml``, ``stdout``, optional ``stderr``."""
+    meta_path = folder / "capture.yaml"
+    try:
+        meta = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CaptureProblem(f"{meta_path}: cannot read: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise CaptureProblem(f"{meta_path}: not YAML: {str(error).splitlines()[0]}") from None
+    if not isinstance(meta, dict):
+        raise CaptureProblem(f"{meta_path}: must be a mapping")
+    for name, value in meta.items():
+        expected = _FIELDS.get(name)
+        if expected is None:
+            raise CaptureProblem(f"{meta_path}: {name}: unknown field (known: {', '.join(_FIELDS)})")
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise CaptureProblem(f"{meta_path}: {name}: {value!r} has the wrong type")
+    if "engine" not in meta:
+        raise CaptureProblem(f"{meta_path}: engine: missing")
+    stdout_path = folder / "stdout"
+    if not stdout_path.exists():
+        raise CaptureProblem(f"{stdout_path}: missing (the engine's standard output, as bytes)")
+    stderr_path = folder / "stderr"
+    try:
+        return Capture(
+            engine=meta["engine"],
+            stdout=stdout_path.read_bytes(),
+            stderr=stderr_path.read_bytes() if stderr_path.exists() else b"",
+            mode=meta.get("mode", "interactive"),
+            exit_code=meta.get("exit_code", 0),
+            signal=meta.get("signal"),
+            attempt_number=meta.get("attempt_number", 1),
+            max_attempt=meta.get("max_attempt"),
+            output_schema=meta.get("output_schema", "greeting"),
+            reader_options=meta.get("reader_options") or {},
+            name=f"{folder.parent.name}/{folder.name}",
+            expect=meta.get("expect") or {},
+        )
+    except CaptureProblem as problem:
+        raise CaptureProblem(f"{meta_path}: {problem}") from None

@@ -1,0 +1,144 @@
+"""`turngate replay` and `turngate drift`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.drift.capture import ENGINES, Capture, CaptureProblem, load_capture
+
+
+def _usage(message: str) -> Exception:
+    from harness.conformance import UsageProblem
+
+    return UsageProblem(message)
+
+
+def capture_from_args(args: argparse.Namespace) -> Capture:
+    """A capture folder, or raw output files with the context given as options."""
+    path: Path = args.file
+    if path.is_dir():
+        try:
+            capture = load_capture(path)
+        except CaptureProblem as problem:
+            raise _usage(str(problem)) from None
+        if args.engine and args.engine != capture.engine:
+            raise _usage(f"--engine {args.engine}: the capture {path} is {capture.engine}")
+        return capture
+    if not args.engine:
+        raise _usage(
+            f"replay {path}: --engine is required for a raw output file (one of {', '.join(ENGINES)})"
+        )
+    try:
+        stdout = path.read_bytes()
+        stderr = args.stderr.read_bytes() if args.stderr else b""
+    except OSError as error:
+        raise _usage(f"replay: {error.filename}: {error.strerror}") from None
+    schema: str | dict[str, object] = "greeting"
+    max_attempt = None
+    if args.skill:
+        from harness.reference.skill import SkillPackageError, load_skill
+
+        try:
+            skill = load_skill(args.skill)
+        except SkillPackageError as problem:
+            raise _usage(f"--skill: {problem}") from None
+        max_attempt = skill.max_attempt
+        schema = "none" if skill.output_schema is None else dict(skill.output_schema)
+    try:
+        return Capture(
+            engine=args.engine,
+            stdout=stdout,
+            stderr=stderr,
+            mode=args.mode,
+            exit_code=None if args.signal is not None else args.exit_code,
+            signal=args.signal,
+            attempt_number=args.attempt,
+            max_attempt=max_attempt,
+            output_schema=schema,
+            reader_options={"mode": args.gemini_mode} if args.engine == "gemini" and args.gemini_mode else {},
+            name=path.name,
+        )
+    except CaptureProblem as problem:
+        raise _usage(str(problem)) from None
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    from harness.drift.replay import as_json, render, replay
+
+    capture = capture_from_args(args)
+    result = replay(capture)
+    if args.json:
+        print(json.dumps(as_json(result), ensure_ascii=False, indent=2))
+    else:
+        print(render(result))
+    return 0
+
+
+def drift_command(args: argparse.Namespace) -> int:
+    from harness.drift import drift as drifting
+    from harness.drift.mutators import BY_NAME, MUTATORS
+    from harness.drift.sources import CORPUS_DIR, catalog_captures, corpus_captures
+
+    for name in args.mutator or ():
+        if name not in BY_NAME:
+            raise _usage(f"--mutator: {name!r}: known: {', '.join(BY_NAME)}")
+    for engine in args.engine or ():
+        if engine not in ENGINES:
+            raise _usage(f"--engine: {engine!r}: known: {', '.join(ENGINES)}")
+    mutators = [BY_NAME[name] for name in args.mutator] if args.mutator else list(MUTATORS)
+    captures: list[Capture] = []
+    if args.source in ("corpus", "both"):
+        try:
+            captures += corpus_captures(args.corpus or CORPUS_DIR, args.engine)
+        except CaptureProblem as problem:
+            raise _usage(str(problem)) from None
+    if args.source in ("catalog", "both"):
+        from harness.catalog import load_catalog
+        from harness.runner import cases
+
+        captures += list(catalog_captures(cases(load_catalog(args.catalog), args.engine)))
+    results = drifting.drift(captures, mutators=mutators)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            for result in results:
+                out.write(json.dumps(drifting.as_json(result), ensure_ascii=False) + "\n")
+    shown = results if args.all else [r for r in results if r.flipped or r.agrees is False]
+    print(drifting.render(shown).rsplit("\n", 1)[0] if shown else "no flips", file=sys.stdout)
+    print(drifting.render(results).rsplit("\n", 1)[1])
+    return 1 if any(result.agrees is False for result in results) else 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from harness.catalog import CATALOG_DIR
+
+    replay = commands.add_parser(
+        "replay", help="a captured engine stream through the reference readers, detector and gate"
+    )
+    replay.add_argument("file", type=Path, metavar="FILE", help="the engine's stdout, or a capture folder")
+    replay.add_argument("--engine", choices=ENGINES)
+    replay.add_argument("--stderr", type=Path, metavar="FILE2", help="the engine's stderr")
+    replay.add_argument("--mode", choices=("auto", "interactive"), default="interactive")
+    replay.add_argument("--exit-code", type=int, default=0)
+    replay.add_argument("--signal", type=int, help="the process was killed by this signal")
+    replay.add_argument("--attempt", type=int, default=1, help="the turn's attempt number")
+    replay.add_argument("--skill", type=Path, metavar="DIR", help="the skill (output schema, max_attempt)")
+    replay.add_argument("--gemini-mode", choices=("json", "stream-json"), help="default: detected")
+    replay.add_argument("--json", action="store_true", help="everything the replay saw, as JSON")
+    replay.set_defaults(handler=replay_command)
+
+    drift = commands.add_parser(
+        "drift", help="drift mutators on captures: which flip the decision, per the spec"
+    )
+    drift.add_argument("--engine", action="append", metavar="ENGINE")
+    drift.add_argument("--mutator", action="append", metavar="NAME")
+    drift.add_argument(
+        "--source", choices=("corpus", "catalog", "both"), default="both", help="captures to mutate"
+    )
+    drift.add_argument("--corpus", type=Path, metavar="DIR", help="capture folders (default: corpus/)")
+    drift.add_argument("--catalog", type=Path, default=CATALOG_DIR, help="the scenarios folder")
+    drift.add_argument("--all", action="store_true", help="list stable mutations too")
+    drift.add_argument("--json", type=Path, metavar="F", help="JSON Lines, one per mutation")
+    drift.set_defaults(handler=drift_command)

@@ -1,0 +1,96 @@
+"""Where drift gets its captures: capture folders (the seeded corpus), and the catalog's transcripts.
+
+The catalog's transcripts are made by playing each scenario's first turn on a
+fake engine as a real process, with the command line the reference would
+build, and keeping the bytes: the same shapes the catalog runs against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from fake_engines.install import install
+from harness.catalog import Scenario
+from harness.drift.capture import Capture, load_capture
+from harness.reference.commands import CommandOptions, build_command
+from harness.runner import FIXED_EPOCH_MS, case_id
+
+CORPUS_DIR: Final = Path(__file__).resolve().parents[2] / "corpus"
+TURN_TIMEOUT_SEC: Final = 10.0
+
+
+def corpus_captures(root: Path = CORPUS_DIR, engines: Iterable[str] | None = None) -> list[Capture]:
+    wanted = set(engines) if engines else None
+    folders = sorted(path.parent for path in root.glob("*/*/capture.yaml"))
+    captures = [load_capture(folder) for folder in folders]
+    return [capture for capture in captures if wanted is None or capture.engine in wanted]
+
+
+def catalog_captures(planned: Iterable[tuple[Scenario, str]]) -> Iterator[Capture]:
+    """The first turn of each (scenario, engine), played by the fake engine; hanging turns are left out."""
+    with tempfile.TemporaryDirectory(prefix="turngate-drift-") as folder:
+        root = Path(folder)
+        install(root / "bin")
+        (root / "scripts").mkdir()
+        env = {
+            **os.environ,
+            "HOME": str(root),
+            "TURNGATE_SCRIPTS": str(root / "scripts"),
+            "TURNGATE_STATE": str(root / "state"),
+            "TURNGATE_CALL_LOG": str(root / "calls.jsonl"),
+            "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
+        }
+        for scenario, engine in planned:
+            capture = _play_first_turn(scenario, engine, root, env)
+            if capture is not None:
+                yield capture
+
+
+def _play_first_turn(scenario: Scenario, engine: str, root: Path, env: dict[str, str]) -> Capture | None:
+    name = case_id(scenario, engine)
+    script = {"case": name, **scenario.engine_script}
+    (root / "scripts" / f"{name}.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    run_dir = root / "runs" / name
+    run_dir.mkdir(parents=True)
+    output_format = scenario.gemini_output_format if engine == "gemini" else None
+    if engine == "gemini" and output_format is None:
+        (run_dir / ".gemini").mkdir()
+        (run_dir / ".gemini" / "settings.json").write_text(json.dumps({"output": {"format": "json"}}))
+    mode = str(scenario.runtime["mode"])
+    argv = build_command(
+        engine,
+        mode,
+        prompt=f"Run the skill greet.\nInputs:\n- case: tg-case-{name}",
+        options=CommandOptions(gemini_output_format=output_format),  # type: ignore[arg-type]
+    )
+    try:
+        done = subprocess.run(
+            [str(root / "bin" / engine), *argv[1:]],
+            cwd=run_dir,
+            env=env,
+            capture_output=True,
+            timeout=TURN_TIMEOUT_SEC,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return None  # a scripted hang: there is no finished stream to drift
+    exit_code, signal = (done.returncode, None) if done.returncode >= 0 else (None, -done.returncode)
+    return Capture(
+        engine=engine,
+        stdout=done.stdout,
+        stderr=done.stderr,
+        mode=mode,
+        exit_code=exit_code,
+        signal=signal,
+        output_schema="greeting" if scenario.skill.get("output_schema", True) is not None else "none",
+        reader_options={"mode": output_format or "json"} if engine == "gemini" else {},
+        name=f"{scenario.id} [{engine}]",
+    )

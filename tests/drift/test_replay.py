@@ -1,0 +1,78 @@
+"""`turngate replay`: what the readers, the detector and the gate saw in a capture."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from harness.cli import main
+from harness.drift.replay import as_json, replay
+from tests.drift.conftest import DONE, QUESTION, Play
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_replay_names_evidence_and_echoes_with_their_offsets(play: Play) -> None:
+    steps = [
+        {
+            "tool": {
+                "name": "bash",
+                "input": {"command": "cat SKILL.md"},
+                "output": 'finish with {"__SKILL_DONE__": true}',
+            }
+        },
+        *DONE[1:],
+    ]
+    capture = play("codex", steps)
+    seen = as_json(replay(capture))
+    markers = seen["markers"]
+    assert [(m["where"], m["evidence"]) for m in markers] == [("tool_result", False), ("assistant", True)]
+    reply_line = capture.stdout.index(b'"agent_message"')
+    assert markers[1]["offset"] == capture.stdout.rindex(b"\n", 0, reply_line) + 1
+    assert seen["decision"]["state"] == "succeeded"
+    assert seen["output"]["data"] == {"greeting": "Good day"}
+
+
+def test_the_cli_prints_a_readable_replay_and_json(play: Play, tmp_path: Path) -> None:
+    capture = play("opencode", QUESTION)
+    (tmp_path / "out").write_bytes(capture.stdout)
+    code, text, _ = cli("replay", str(tmp_path / "out"), "--engine", "opencode")
+    assert code == 0
+    assert "decision: waiting_user" in text and "done marker:\n  none anywhere" in text
+    code, raw, _ = cli("replay", str(tmp_path / "out"), "--engine", "opencode", "--json", "--mode", "auto")
+    assert json.loads(raw)["decision"]["state"] == "failed"
+
+
+def test_the_same_bytes_through_the_gemini_stderr_option(play: Play, tmp_path: Path) -> None:
+    capture = play("gemini", DONE)
+    (tmp_path / "noise").write_bytes(b"Loaded cached credentials.\n")
+    (tmp_path / "doc").write_bytes(capture.stdout)
+    code, raw, _ = cli(
+        "replay", str(tmp_path / "noise"), "--engine", "gemini", "--stderr", str(tmp_path / "doc"), "--json"
+    )
+    assert code == 0 and json.loads(raw)["decision"]["state"] == "succeeded"
+
+
+def test_a_raw_file_without_an_engine_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "out").write_bytes(b"{}\n")
+    code, _, err = cli("replay", str(tmp_path / "out"))
+    assert code == 2 and err.count("\n") == 1 and "--engine" in err
+
+
+def test_a_bad_capture_folder_names_the_file_field_and_value(tmp_path: Path) -> None:
+    folder = tmp_path / "codex" / "bad"
+    folder.mkdir(parents=True)
+    (folder / "stdout").write_bytes(b"")
+    (folder / "capture.yaml").write_text("engine: codex\nmode: batch\n")
+    code, _, err = cli("replay", str(folder))
+    assert code == 2 and "capture.yaml" in err and "mode" in err and "batch" in err
+    (folder / "capture.yaml").write_text("engine: codex\nexit_code: zero\n")
+    code, _, err = cli("replay", str(folder))
+    assert code == 2 and "exit_code" in err and "zero" in err
