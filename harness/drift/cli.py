@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.drift.capture import ENGINES, Capture, CaptureProblem, load_capture
+from harness.drift.drift import Decider, DriftResult, Seen
 
 
 def _usage(message: str) -> Exception:
@@ -65,7 +66,41 @@ def capture_from_args(args: argparse.Namespace) -> Capture:
         raise _usage(str(problem)) from None
 
 
+def _target_decider(args: argparse.Namespace) -> tuple[str, Decider]:
+    """The decider for ``--target`` (None: the reference's replay) and its name."""
+    from harness.drift.drift import reference_decider
+
+    if not getattr(args, "target", None):
+        return "reference replay", reference_decider
+    from harness.conformance import _target
+    from harness.drift.play import target_decider
+
+    target = _target(args)
+    return target.name, target_decider(target)
+
+
+def _expected(text: str) -> Seen:
+    state, _, code = text.partition("/")
+    if state not in ("succeeded", "failed", "waiting_user"):
+        raise _usage(
+            f"--expect: {text!r}: STATE or STATE/ERROR_CODE, STATE one of succeeded, failed, waiting_user"
+        )
+    return Seen(state, code or None, None)
+
+
+def _right(capture: Capture, expected: Seen, judged: str) -> Decider | None:
+    """The reference keeps a shrunk capture honest, where it is not the one judged and it agrees."""
+    from harness.drift.drift import reference_decider
+
+    if judged == "reference replay":
+        return None
+    seen = reference_decider(capture)
+    agrees = seen.state == expected.state and expected.error_code in (None, seen.error_code)
+    return reference_decider if agrees else None
+
+
 def replay_command(args: argparse.Namespace) -> int:
+    from harness.drift.minimise import lines_of, minimise, scenario_document, write_scenario
     from harness.drift.replay import as_json, render, replay
 
     capture = capture_from_args(args)
@@ -74,7 +109,33 @@ def replay_command(args: argparse.Namespace) -> int:
         print(json.dumps(as_json(result), ensure_ascii=False, indent=2))
     else:
         print(render(result))
-    return 0
+    name, decider = _target_decider(args)
+    seen = decider(capture)
+    if args.target:
+        print(f"\n{name} decided: {seen.state}" + (f"/{seen.error_code}" if seen.error_code else ""))
+    if args.expect is None:
+        return 0
+    expected = _expected(args.expect)
+    wrong = seen.state != expected.state or (
+        expected.error_code is not None and seen.error_code != expected.error_code
+    )
+    if not wrong:
+        print(f"as expected: {args.expect}")
+        return 0
+    print(f"NOT as expected: {args.expect}")
+    if args.minimise:
+        small, observed = minimise(capture, decider, expected=expected, right=_right(capture, expected, name))
+        document = scenario_document(
+            small,
+            expected=expected,
+            observed=observed,
+            mutator=None,
+            decider_name=name,
+            original_lines=len(lines_of(capture)),
+        )
+        written = write_scenario(document, args.minimise)
+        print(f"minimised to {len(lines_of(small))} of {len(lines_of(capture))} lines: {written}")
+    return 1
 
 
 def drift_command(args: argparse.Namespace) -> int:
@@ -100,7 +161,10 @@ def drift_command(args: argparse.Namespace) -> int:
         from harness.runner import cases
 
         captures += list(catalog_captures(cases(load_catalog(args.catalog), args.engine)))
-    results = drifting.drift(captures, mutators=mutators)
+    name, decider = _target_decider(args)
+    results = drifting.drift(captures, mutators=mutators, decider=decider)
+    if args.minimise:
+        _minimise_disagreements(results, captures, decider, name, args.minimise)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             for result in results:
@@ -109,6 +173,34 @@ def drift_command(args: argparse.Namespace) -> int:
     print(drifting.render(shown).rsplit("\n", 1)[0] if shown else "no flips", file=sys.stdout)
     print(drifting.render(results).rsplit("\n", 1)[1])
     return 1 if any(result.agrees is False for result in results) else 0
+
+
+def _minimise_disagreements(
+    results: list[DriftResult], captures: list[Capture], decider: Decider, name: str, folder: Path
+) -> None:
+    """Each mutation the target got wrong, shrunk and written as a scenario expecting the spec's decision."""
+    from harness.drift.drift import reference_decider
+    from harness.drift.minimise import lines_of, minimise, scenario_document, write_scenario
+    from harness.drift.mutators import BY_NAME
+
+    by_name = {capture.name: capture for capture in captures}
+    for result in results:
+        if result.agrees is not False or result.aspect != "decision" or result.verdict != "irrelevant":
+            continue  # only "must not change" has a known right answer: the decision before the drift
+        mutator = BY_NAME[result.mutator]
+        mutated = mutator.apply(by_name[result.capture])
+        assert mutated is not None
+        expected = Seen(result.before.state, result.before.error_code, None)
+        small, observed = minimise(mutated, decider, expected=expected, right=reference_decider)
+        document = scenario_document(
+            small,
+            expected=expected,
+            observed=observed,
+            mutator=mutator,
+            decider_name=name,
+            original_lines=len(lines_of(mutated)),
+        )
+        print(f"minimised {result.capture} + {result.mutator}: {write_scenario(document, folder)}")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -127,6 +219,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     replay.add_argument("--skill", type=Path, metavar="DIR", help="the skill (output schema, max_attempt)")
     replay.add_argument("--gemini-mode", choices=("json", "stream-json"), help="default: detected")
     replay.add_argument("--json", action="store_true", help="everything the replay saw, as JSON")
+    replay.add_argument("--target", help="also play the capture through the fake engine against this target")
+    replay.add_argument("--target-options", type=Path, metavar="FILE", help="options of an HTTP target")
+    replay.add_argument("--expect", metavar="STATE[/CODE]", help="the decision the spec requires here")
+    replay.add_argument(
+        "--minimise",
+        type=Path,
+        metavar="DIR",
+        help="when not as expected: shrink and write a scenario into DIR",
+    )
     replay.set_defaults(handler=replay_command)
 
     drift = commands.add_parser(
@@ -141,4 +242,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     drift.add_argument("--catalog", type=Path, default=CATALOG_DIR, help="the scenarios folder")
     drift.add_argument("--all", action="store_true", help="list stable mutations too")
     drift.add_argument("--json", type=Path, metavar="F", help="JSON Lines, one per mutation")
+    drift.add_argument(
+        "--target", help="judge this target (played by the fake engines) instead of the reference"
+    )
+    drift.add_argument("--target-options", type=Path, metavar="FILE", help="options of an HTTP target")
+    drift.add_argument(
+        "--minimise",
+        type=Path,
+        metavar="DIR",
+        help="shrink each disagreement and write it as a scenario into DIR",
+    )
     drift.set_defaults(handler=drift_command)

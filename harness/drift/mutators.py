@@ -565,9 +565,10 @@ MUTATORS: Final[tuple[Mutator, ...]] = (
     Mutator(
         "drop-turn-end",
         "the end-of-turn event is missing (turn.completed, step_finish, result, </Execution Info>)",
-        "flips",
+        "unspecified",
         "decision",
-        f"000 Decision 1 (a turn that did not end is interrupted); {_ENGINE_NOTES}: End of turn",
+        "the spec is silent (000 Decision 1 names only an interrupted process); the reference's"
+        " documented choice is ENGINE_TURN_INCOMPLETE (docs/reference-orchestrator.md)",
         drop_turn_end,
     ),
     Mutator(

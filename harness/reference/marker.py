@@ -54,15 +54,26 @@ class MarkerEvidence:
 
 
 def find_markers(text: str) -> tuple[MarkerHit, ...]:
-    """Every marker in ``text``, plain or escaped, in order."""
-    return tuple(
-        MarkerHit("escaped" if match.group(1) else "plain", match.start(), match.end())
-        for match in _MARKER.finditer(text)
-    )
+    """Every marker in ``text``, plain or escaped, in order.
+
+    The same matches as ``_MARKER.finditer(text)``, found faster: ``str.find`` jumps
+    to each occurrence of the key and the pattern is tried only where a marker
+    could start (the quote, or the backslash before it, just ahead of the key).
+    Long streams are mostly not the key, so this runs at memory-scan speed.
+    """
+    hits: list[MarkerHit] = []
+    index = text.find(MARKER_KEY)
+    while index != -1:
+        start = index - 2 if index >= 2 and text[index - 2 : index] == '\\"' else index - 1
+        match = _MARKER.match(text, start) if start >= 0 else None
+        if match is not None:
+            hits.append(MarkerHit("escaped" if match.group(1) else "plain", match.start(), match.end()))
+        index = text.find(MARKER_KEY, index + len(MARKER_KEY))
+    return tuple(hits)
 
 
 def has_done_marker(text: str) -> bool:
-    return _MARKER.search(text) is not None
+    return bool(find_markers(text))
 
 
 def marker_evidence(transcript: Transcript) -> MarkerEvidence:
