@@ -6,6 +6,7 @@ target read their scripts and write their call log.
 
 - ``reference``: the in-process reference orchestrator.
 - ``http://HOST:PORT``: a server with the job API; options from ``--target-options FILE``.
+- ``cmd:COMMAND``: a program speaking the line-JSON command protocol.
 - ``FILE.yaml``: target options with ``base_url`` (an HTTP target).
 """
 
@@ -106,6 +107,11 @@ class Target:
 
                 assert self.http is not None
                 return HttpConnector(self.http)
+            case "cmd":
+                from harness.connectors.command import command_connector
+
+                assert self.command is not None
+                return command_connector(self.command, timeout_sec=self.command_timeout_sec)
         raise TargetProblem(f"--target: {self.name!r}: unknown kind {self.kind!r}")
 
 
@@ -114,6 +120,11 @@ def parse_target(value: str, options_file: Path | None = None) -> Target:
         if options_file is not None:
             raise TargetProblem("--target-options: only for an HTTP target")
         return Target(value, "reference")
+    if value.startswith("cmd:"):
+        command = value[len("cmd:") :].strip()
+        if not command:
+            raise TargetProblem("--target cmd:: no command after 'cmd:'")
+        return Target(value, "cmd", command=command)
     if value.startswith(("http://", "https://")):
         raw = _options(options_file) if options_file else {}
         raw.setdefault("base_url", value)
@@ -129,7 +140,7 @@ def parse_target(value: str, options_file: Path | None = None) -> Target:
             raise TargetProblem(f"{path}: base_url: missing (the server's address, http://127.0.0.1:PORT)")
         return Target(str(raw["base_url"]), "http", http=http_options(raw, path))
     raise TargetProblem(
-        f"--target: {value!r}: expected reference, http://HOST:PORT or a target options file"
+        f"--target: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
     )
 
 

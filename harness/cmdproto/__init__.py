@@ -1,0 +1,39 @@
+"""The line-JSON command protocol: drive an implementation in any language over its stdin and stdout.
+
+turngate launches the implementation's command once, then writes one JSON
+request per line and reads exactly one JSON answer line per request (``stop``
+excepted). The messages are pinned by the JSON Schemas in ``schemas/``
+(shipped inside the package so other tools can validate against the same
+files); ``docs/command-protocol.md`` is the prose contract and
+``harness.cmdproto.example`` a working implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from harness.cmdproto.messages import (
+    REQUEST_COMMANDS,
+    ProtocolError,
+    check_request,
+    check_response,
+    schema,
+)
+
+PROTOCOL_VERSION: Final = 1
+
+# The capability words an implementation may declare (harness/connectors/base.py); unknown words are
+# ignored. ``http`` is not here: it names a job-API surface, which a program spoken to over pipes lacks.
+KNOWN_CAPABILITIES: Final = frozenset(
+    {"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch", "gemini_output_format"}
+)
+
+__all__ = [
+    "KNOWN_CAPABILITIES",
+    "PROTOCOL_VERSION",
+    "REQUEST_COMMANDS",
+    "ProtocolError",
+    "check_request",
+    "check_response",
+    "schema",
+]

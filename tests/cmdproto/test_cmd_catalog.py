@@ -1,0 +1,36 @@
+"""The whole catalog through the command protocol against the example implementation: the in-process records.
+
+The example wraps the reference orchestrator, so every record must equal the
+golden file the in-process connector is pinned to (tests/conformance/test_golden.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from harness.catalog import load_catalog
+from harness.runner import cases, run_all
+from harness.targets import parse_target
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "golden"
+
+
+def test_the_whole_catalog_over_the_command_protocol_gives_the_in_process_records() -> None:
+    target = parse_target(f"cmd:{shlex.quote(sys.executable)} -m harness.cmdproto.example")
+    planned = cases(load_catalog(ROOT / "scenarios"), None)
+    results = list(run_all(planned, target=target, jobs=2))
+    assert len(results) == len(planned) == len(list(GOLDEN.glob("*.json")))
+    problems = []
+    for result in results:
+        golden = json.loads(
+            (GOLDEN / f"{result.scenario_id.replace('/', '.')}.{result.engine}.json").read_text()
+        )
+        if result.record != golden:
+            problems.append(
+                f"{result.scenario_id} [{result.engine}]: {result.outcome}: {result.message[:200]}"
+            )
+    assert not problems, "\n".join(problems[:10])
