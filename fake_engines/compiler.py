@@ -188,6 +188,7 @@ def _normalise_turn(turn: dict[str, Any]) -> dict[str, Any]:
     end = turn.get("end", "completed")
     return {
         "steps": [_normalise_step(step) for step in turn["steps"]],
+        "start": turn.get("start", "engine"),
         "end": end,
         "exit_code": turn.get("exit_code", 1 if end == "failed" else 0),
     }

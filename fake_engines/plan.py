@@ -73,7 +73,8 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
                 operations.extend(_split(fd, data, *split))
                 split = None
 
-    emit(fmt.begin())
+    if turn.get("start", "engine") != "none":  # none: a raw capture brings its own first lines
+        emit(fmt.begin())
     for step in turn["steps"]:
         match step:
             case {"sleep": seconds}:

@@ -119,7 +119,7 @@ def load_capture(folder: Path) -> Capture:
             stdout=stdout_path.read_bytes(),
             stderr=stderr_path.read_bytes() if stderr_path.exists() else b"",
             mode=meta.get("mode", "interactive"),
-            exit_code=meta.get("exit_code", 0),
+            exit_code=meta.get("exit_code", None if meta.get("signal") is not None else 0),
             signal=meta.get("signal"),
             attempt_number=meta.get("attempt_number", 1),
             max_attempt=meta.get("max_attempt"),

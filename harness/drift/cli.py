@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from harness.drift.capture import ENGINES, Capture, CaptureProblem, load_capture
@@ -203,6 +204,26 @@ def _minimise_disagreements(
         print(f"minimised {result.capture} + {result.mutator}: {write_scenario(document, folder)}")
 
 
+def record_command(args: argparse.Namespace) -> int:
+    from harness.drift.record import run_and_tee, save
+    from harness.drift.replay import render, replay
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise _usage("record: no command line after --: turngate record --engine codex -- codex exec ...")
+    try:
+        recording = run_and_tee(command, tee=not args.quiet, timeout=args.timeout)
+    except OSError as error:
+        raise _usage(f"record: {command[0]}: {error.strerror}") from None
+    folder = args.out or Path(f"capture-{args.engine}-{time.strftime('%Y%m%d-%H%M%S')}")
+    capture = save(recording, folder, engine=args.engine, mode=args.mode)
+    print(f"\nrecorded {len(capture.stdout)} + {len(capture.stderr)} bytes into {folder}/", file=sys.stderr)
+    print(render(replay(load_capture(folder))), file=sys.stderr)
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from harness.catalog import CATALOG_DIR
 
@@ -253,3 +274,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="shrink each disagreement and write it as a scenario into DIR",
     )
     drift.set_defaults(handler=drift_command)
+
+    record = commands.add_parser(
+        "record", help="run a real engine, keep its streams (scrubbed) as a capture and a fake-engine script"
+    )
+    record.add_argument("--engine", choices=ENGINES, required=True)
+    record.add_argument("--mode", choices=("auto", "interactive"), default="interactive")
+    record.add_argument(
+        "--out", type=Path, metavar="DIR", help="the capture folder (default: capture-ENGINE-TIME)"
+    )
+    record.add_argument("--timeout", type=float, help="kill the engine after this many seconds")
+    record.add_argument(
+        "--quiet", action="store_true", help="do not copy the engine's output to the terminal"
+    )
+    record.add_argument("command", nargs=argparse.REMAINDER, help="-- the engine's command line")
+    record.set_defaults(handler=record_command)

@@ -148,7 +148,7 @@ def scenario_document(
         steps.append({"raw": {"base64": base64.b64encode(chunk).decode(), "stream": "stdout"}})
     if capture.stderr:
         steps.append({"raw": {"base64": base64.b64encode(capture.stderr).decode(), "stream": "stderr"}})
-    turn: dict[str, Any] = {"steps": steps, "end": "none"}
+    turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
     if capture.signal is not None:
         steps.append({"crash": {"signal": _signal_name(capture.signal)}})
     else:
