@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from harness.connectors.base import Connector
+from harness.optionsfile import check_types, read_mapping
 
 KNOWN_CAPABILITIES: Final = frozenset(
     {
@@ -145,27 +144,12 @@ def parse_target(value: str, options_file: Path | None = None) -> Target:
 
 
 def _options(path: Path) -> dict[str, Any]:
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise TargetProblem(f"{path}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise TargetProblem(f"{path}: not YAML: {str(error).splitlines()[0]}") from None
-    if not isinstance(document, dict):
-        raise TargetProblem(f"{path}: must be a mapping of options, got {type(document).__name__}")
-    return document
+    return read_mapping(path, TargetProblem)
 
 
 def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
     where = str(source) if source else "--target"
-    for name, value in raw.items():
-        expected = _OPTION_FIELDS.get(name)
-        if expected is None:
-            raise TargetProblem(
-                f"{where}: {name}: unknown option (known: {', '.join(sorted(_OPTION_FIELDS))})"
-            )
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise TargetProblem(f"{where}: {name}: {value!r} has the wrong type")
+    check_types(where, raw, _OPTION_FIELDS, TargetProblem)
     base_url = str(raw["base_url"]).rstrip("/")
     if not base_url.startswith(("http://", "https://")):
         raise TargetProblem(f"{where}: base_url: {base_url!r}: must start with http:// or https://")

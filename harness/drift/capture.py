@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
+from harness.optionsfile import check_types, read_mapping
 from harness.reference.turn import TurnInput
 from harness.runner import GREETING_SCHEMA
 
@@ -93,20 +92,8 @@ _FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
 def load_capture(folder: Path) -> Capture:
     """A capture folder: ``capture.yaml``, ``stdout``, optional ``stderr``."""
     meta_path = folder / "capture.yaml"
-    try:
-        meta = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CaptureProblem(f"{meta_path}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise CaptureProblem(f"{meta_path}: not YAML: {str(error).splitlines()[0]}") from None
-    if not isinstance(meta, dict):
-        raise CaptureProblem(f"{meta_path}: must be a mapping")
-    for name, value in meta.items():
-        expected = _FIELDS.get(name)
-        if expected is None:
-            raise CaptureProblem(f"{meta_path}: {name}: unknown field (known: {', '.join(_FIELDS)})")
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise CaptureProblem(f"{meta_path}: {name}: {value!r} has the wrong type")
+    meta = read_mapping(meta_path, CaptureProblem)
+    check_types(str(meta_path), meta, _FIELDS, CaptureProblem)
     if "engine" not in meta:
         raise CaptureProblem(f"{meta_path}: engine: missing")
     stdout_path = folder / "stdout"

@@ -224,6 +224,11 @@ def record_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _target_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--target", help=what)
+    parser.add_argument("--target-options", type=Path, metavar="FILE", help="options of an HTTP target")
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from harness.catalog import CATALOG_DIR
 
@@ -240,8 +245,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     replay.add_argument("--skill", type=Path, metavar="DIR", help="the skill (output schema, max_attempt)")
     replay.add_argument("--gemini-mode", choices=("json", "stream-json"), help="default: detected")
     replay.add_argument("--json", action="store_true", help="everything the replay saw, as JSON")
-    replay.add_argument("--target", help="also play the capture through the fake engine against this target")
-    replay.add_argument("--target-options", type=Path, metavar="FILE", help="options of an HTTP target")
+    _target_arguments(replay, "also play the capture through a fake engine against this target")
     replay.add_argument("--expect", metavar="STATE[/CODE]", help="the decision the spec requires here")
     replay.add_argument(
         "--minimise",
@@ -263,10 +267,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     drift.add_argument("--catalog", type=Path, default=CATALOG_DIR, help="the scenarios folder")
     drift.add_argument("--all", action="store_true", help="list stable mutations too")
     drift.add_argument("--json", type=Path, metavar="F", help="JSON Lines, one per mutation")
-    drift.add_argument(
-        "--target", help="judge this target (played by the fake engines) instead of the reference"
-    )
-    drift.add_argument("--target-options", type=Path, metavar="FILE", help="options of an HTTP target")
+    _target_arguments(drift, "judge this target (captures played by the fake engines), not the reference")
     drift.add_argument(
         "--minimise",
         type=Path,

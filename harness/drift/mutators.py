@@ -415,26 +415,25 @@ def split_line(capture: Capture) -> Capture | None:
     return None
 
 
-def escape_marker_twice(capture: Capture) -> Capture | None:
-    """The reply quotes its JSON: the marker arrives escaped one level deeper."""
+def _rewrite_marker(capture: Capture, rewrite: Callable[[str], str]) -> Capture | None:
+    """Rewrite each marker in the reply text (both spacings of ``"__SKILL_DONE__": true``)."""
 
     def edit(text: str) -> str:
         for marker in MARKER_JSONISH:
-            text = text.replace(marker, marker.replace('"', '\\"'))
+            text = text.replace(marker, rewrite(marker))
         return text
 
     return _edit_reply_text(capture, edit)
+
+
+def escape_marker_twice(capture: Capture) -> Capture | None:
+    """The reply quotes its JSON: the marker arrives escaped one level deeper."""
+    return _rewrite_marker(capture, lambda marker: marker.replace('"', '\\"'))
 
 
 def marker_true_as_string(capture: Capture) -> Capture | None:
     """``"__SKILL_DONE__": "true"``: a string, not the boolean the marker is."""
-
-    def edit(text: str) -> str:
-        for marker in MARKER_JSONISH:
-            text = text.replace(marker, marker.replace("true", '"true"'))
-        return text
-
-    return _edit_reply_text(capture, edit)
+    return _rewrite_marker(capture, lambda marker: marker.replace("true", '"true"'))
 
 
 _ECHO: Final = '{"greeting": "from the docs", "__SKILL_DONE__": true}'

@@ -187,39 +187,19 @@ class JobService:
             raise ApiError(400, "RUNTIME_OPTION_UNKNOWN", f"runtime_options.{unknown[0]}: not supported")
         mode = options.get("execution_mode", "auto")
         if mode not in ("auto", "interactive"):
-            raise ApiError(
-                400,
-                "RUNTIME_OPTION_INVALID",
-                f"runtime_options.execution_mode: {mode!r}: auto or interactive",
-            )
+            raise _invalid_option("execution_mode", mode, "auto or interactive")
         strict = options.get("interactive_require_user_reply", True)
         if not isinstance(strict, bool):
-            raise ApiError(
-                400,
-                "RUNTIME_OPTION_INVALID",
-                f"runtime_options.interactive_require_user_reply: {strict!r}: must be true or false",
-            )
+            raise _invalid_option("interactive_require_user_reply", strict, "must be true or false")
         timeout = options.get("session_timeout_sec", 1200)
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
-            raise ApiError(
-                400,
-                "RUNTIME_OPTION_INVALID",
-                f"runtime_options.session_timeout_sec: {timeout!r}: must be an integer >= 1",
-            )
+            raise _invalid_option("session_timeout_sec", timeout, "must be an integer >= 1")
         profile = options.get("turngate_profile")
         if profile is not None and profile not in PROFILES:
-            raise ApiError(
-                400,
-                "RUNTIME_OPTION_INVALID",
-                f"runtime_options.turngate_profile: {profile!r}: one of {', '.join(PROFILES)}",
-            )
+            raise _invalid_option("turngate_profile", profile, f"one of {', '.join(PROFILES)}")
         output_format = options.get("turngate_gemini_output_format")
         if output_format is not None and output_format not in GEMINI_FORMATS:
-            raise ApiError(
-                400,
-                "RUNTIME_OPTION_INVALID",
-                f"runtime_options.turngate_gemini_output_format: {output_format!r}: json or stream-json",
-            )
+            raise _invalid_option("turngate_gemini_output_format", output_format, "json or stream-json")
         return RunRequest(
             skill=skill,
             engine=str(engine),
@@ -383,6 +363,10 @@ class JobService:
     def _hooks(self) -> None:
         if not self.config.test_hooks:
             raise ApiError(404, "NOT_FOUND", "test hooks are off (start the server with --test-hooks)")
+
+
+def _invalid_option(name: str, value: object, why: str) -> ApiError:
+    return ApiError(400, "RUNTIME_OPTION_INVALID", f"runtime_options.{name}: {value!r}: {why}")
 
 
 def load_skill_as(folder: Path, name: str) -> Skill:

@@ -119,7 +119,7 @@ def test_a_server_that_goes_away_mid_run_leaves_the_rest_unreached_in_the_report
         ({"scripts_dir": "/s"}, ["base_url", "missing"]),
         ({"base_url": "ftp://x", "scripts_dir": "/s"}, ["base_url", "ftp://x"]),
         ({"base_url": "http://x"}, ["scripts_dir", "missing"]),
-        ({"base_url": "http://x", "scripts_dir": "/s", "colour": 1}, ["colour", "unknown option"]),
+        ({"base_url": "http://x", "scripts_dir": "/s", "colour": 1}, ["colour", "unknown field"]),
         ({"base_url": "http://x", "scripts_dir": "/s", "jobs": "two"}, ["jobs", "'two'"]),
         (
             {"base_url": "http://x", "scripts_dir": "/s", "capabilities": ["telepathy"]},
