@@ -69,6 +69,8 @@ class Settings:
         self.non_resumable = {
             name.strip() for name in environ.get("TURNGATE_NON_RESUMABLE", "").split(",") if name.strip()
         }
+        # The bytes each invocation wrote, in its call-log line, so `turngate replay` can read them back.
+        self.log_output = environ.get("TURNGATE_CALL_LOG_OUTPUT", "").lower() in ("1", "true", "yes")
         epoch = environ.get("TURNGATE_FAKE_EPOCH_MS", "")
         self.fixed_epoch_ms = int(epoch) if epoch.isdigit() else None
 
@@ -166,7 +168,10 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             variant=compiled["variants"][engine],
             clock=clock,
         )
-        ending = play(render_turn(turn, _formats(engine).make(context)))
+        operations = render_turn(turn, _formats(engine).make(context))
+        if settings.log_output:
+            _note_output(log, operations)  # before playing: a crash or hang still leaves it in the log
+        ending = play(operations)
         if ending is not None:
             return _end_abnormally(ending, log)
         if not compiled["resident"] or turn["end"] == "failed":
@@ -181,6 +186,18 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         found = sessions.advance(session_id)
         turn_index = found[1] if found is not None else turn_index + 1
         resumed = True
+
+
+def _note_output(log: CallLog, operations: list[Any]) -> None:
+    import base64
+
+    from fake_engines.plan import Write
+
+    output = log.record.get("output") or {"stdout_b64": "", "stderr_b64": ""}
+    for name, fd in (("stdout_b64", 1), ("stderr_b64", 2)):
+        written = b"".join(op.data for op in operations if isinstance(op, Write) and op.fd == fd)
+        output[name] = base64.b64encode(base64.b64decode(output[name]) + written).decode("ascii")
+    log.note(output=output)
 
 
 def _turn(compiled: dict[str, Any], turn_index: int) -> dict[str, Any]:

@@ -29,6 +29,9 @@ def capture_from_args(args: argparse.Namespace) -> Capture:
         if args.engine and args.engine != capture.engine:
             raise _usage(f"--engine {args.engine}: the capture {path} is {capture.engine}")
         return capture
+    call = _call_log_line(path, args.call)
+    if call is not None:
+        return _capture_from_call(path, call, args)
     if not args.engine:
         raise _usage(
             f"replay {path}: --engine is required for a raw output file (one of {', '.join(ENGINES)})"
@@ -65,6 +68,56 @@ def capture_from_args(args: argparse.Namespace) -> Capture:
         )
     except CaptureProblem as problem:
         raise _usage(str(problem)) from None
+
+
+def _call_log_line(path: Path, number: int | None) -> tuple[int, dict[str, object]] | None:
+    """(line number, record) when ``path`` is a fake-engine call log; None for raw engine output."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        records = [json.loads(line) for line in lines]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not records or not all(isinstance(r, dict) and "argv" in r and "engine" in r for r in records):
+        return None
+    chosen = number if number is not None else len(records)
+    if not 1 <= chosen <= len(records):
+        raise _usage(f"--call {chosen}: {path} has {len(records)} call(s)")
+    return chosen, records[chosen - 1]
+
+
+def _capture_from_call(path: Path, call: tuple[int, dict[str, object]], args: argparse.Namespace) -> Capture:
+    import base64
+
+    number, record = call
+    output = record.get("output")
+    if not isinstance(output, dict):
+        raise _usage(
+            f"{path}: call {number}: output: missing (the fake engines log what they write"
+            " when TURNGATE_CALL_LOG_OUTPUT=1)"
+        )
+    # How the call log says the process ended (docs/fake-engines.md, the call log).
+    end = record.get("outcome")
+    code = record.get("exit_code")
+    exit_code, signal = (code if isinstance(code, int) else None), None
+    if end == "signal" and isinstance(code, int):
+        exit_code, signal = None, -code
+    elif end == "killed" and isinstance(code, int):
+        exit_code, signal = None, code - 128
+    elif end == "hang":
+        exit_code, signal = None, 9  # it only ever ends by being killed
+    return Capture(
+        engine=str(record["engine"]),
+        stdout=base64.b64decode(str(output.get("stdout_b64", ""))),
+        stderr=base64.b64decode(str(output.get("stderr_b64", ""))),
+        mode=args.mode,
+        exit_code=exit_code,
+        signal=signal,
+        attempt_number=args.attempt,
+        reader_options={"mode": args.gemini_mode}
+        if record["engine"] == "gemini" and args.gemini_mode
+        else {},
+        name=f"{path.name}#{number} ({record.get('case')})",
+    )
 
 
 def _target_decider(args: argparse.Namespace) -> tuple[str, Decider]:
@@ -237,6 +290,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     replay.add_argument("file", type=Path, metavar="FILE", help="the engine's stdout, or a capture folder")
     replay.add_argument("--engine", choices=ENGINES)
+    replay.add_argument(
+        "--call", type=int, metavar="N", help="for a fake-engine call log: the N-th call (default last)"
+    )
     replay.add_argument("--stderr", type=Path, metavar="FILE2", help="the engine's stderr")
     replay.add_argument("--mode", choices=("auto", "interactive"), default="interactive")
     replay.add_argument("--exit-code", type=int, default=0)

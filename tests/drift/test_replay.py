@@ -76,3 +76,43 @@ def test_a_bad_capture_folder_names_the_file_field_and_value(tmp_path: Path) -> 
     (folder / "capture.yaml").write_text("engine: codex\nexit_code: zero\n")
     code, _, err = cli("replay", str(folder))
     assert code == 2 and "exit_code" in err and "zero" in err
+
+
+def test_a_fake_engine_call_log_replays_the_bytes_it_wrote(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+
+    import yaml
+
+    from fake_engines.install import install
+
+    install(tmp_path / "bin")
+    (tmp_path / "scripts").mkdir()
+    turns = [{"steps": QUESTION}, {"steps": [{"say": "half a reply"}, {"crash": {"signal": "SIGKILL"}}]}]
+    (tmp_path / "scripts" / "logged.yaml").write_text(yaml.safe_dump({"case": "logged", "turns": turns}))
+    env = {
+        **os.environ,
+        "TURNGATE_SCRIPTS": str(tmp_path / "scripts"),
+        "TURNGATE_STATE": str(tmp_path / "state"),
+        "TURNGATE_CALL_LOG": str(tmp_path / "calls.jsonl"),
+        "TURNGATE_CALL_LOG_OUTPUT": "1",
+    }
+    engine = str(tmp_path / "bin" / "codex")
+    first = subprocess.run([engine, "exec", "--json", "hi tg-case-logged"], env=env, capture_output=True)
+    thread = json.loads(first.stdout.splitlines()[0])["thread_id"]
+    subprocess.run([engine, "exec", "resume", "--json", thread, "formal"], env=env, capture_output=True)
+    log = tmp_path / "calls.jsonl"
+    code, raw, _ = cli("replay", str(log), "--call", "1", "--json")
+    assert code == 0
+    seen = json.loads(raw)
+    assert seen["capture"]["stdout_bytes"] == len(first.stdout)
+    assert seen["decision"]["state"] == "waiting_user"
+    code, raw, _ = cli("replay", str(log), "--json")  # the last call: killed half way
+    assert json.loads(raw)["capture"]["signal"] == 9
+    assert json.loads(raw)["decision"]["state"] == "failed"
+    monkeypatch.delenv("TURNGATE_CALL_LOG_OUTPUT", raising=False)
+    (tmp_path / "plain.jsonl").write_text(
+        json.dumps({"engine": "codex", "argv": ["exec"], "case": "x"}) + "\n"
+    )
+    code, _, err = cli("replay", str(tmp_path / "plain.jsonl"))
+    assert code == 2 and "TURNGATE_CALL_LOG_OUTPUT" in err
