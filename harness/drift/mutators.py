@@ -21,7 +21,7 @@ wrong engine, nothing to drift).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
@@ -157,9 +157,8 @@ def _edit_reply_text(capture: Capture, edit: Callable[[str], str]) -> Capture | 
     return None
 
 
-def _edit_gemini_document(data: bytes, edit: Callable[[str], str]) -> bytes | None:
-    """The json-mode document (one line or pretty-printed after noise): edit ``response``."""
-    text = data.decode("utf-8", "replace")
+def _json_objects(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Each JSON object in ``text`` (noise around it allowed): (start, end, object)."""
     start = text.find("{")
     while start != -1:
         try:
@@ -167,14 +166,22 @@ def _edit_gemini_document(data: bytes, edit: Callable[[str], str]) -> bytes | No
         except ValueError:
             start = text.find("{", start + 1)
             continue
-        if isinstance(document, dict) and isinstance(document.get("response"), str):
+        if isinstance(document, dict):
+            yield start, end, document
+        start = text.find("{", end)
+
+
+def _edit_gemini_document(data: bytes, edit: Callable[[str], str]) -> bytes | None:
+    """The json-mode document (one line or pretty-printed after noise): edit ``response``."""
+    text = data.decode("utf-8", "replace")
+    for start, end, document in _json_objects(text):
+        if isinstance(document.get("response"), str):
             if edit(document["response"]) == document["response"]:
                 return None
             document["response"] = edit(document["response"])
             pretty = "\n" in text[start:end]
             dumped = json.dumps(document, ensure_ascii=False, indent=2 if pretty else None)
             return (text[:start] + dumped + text[end:]).encode("utf-8")
-        start = text.find("{", end)
     return None
 
 
@@ -385,18 +392,10 @@ def pretty_print(capture: Capture) -> Capture | None:
 def _reshape_document(data: bytes) -> bytes | None:
     """A JSON document on one line printed over many, or the other way round."""
     text = data.decode("utf-8", "replace")
-    start = text.find("{")
-    while start != -1:
-        try:
-            document, end = json.JSONDecoder().raw_decode(text, start)
-        except ValueError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(document, dict):
-            pretty = "\n" in text[start:end]
-            dumped = json.dumps(document, ensure_ascii=False, indent=None if pretty else 2)
-            return (text[:start] + dumped + text[end:]).encode("utf-8")
-        start = text.find("{", end)
+    for start, end, document in _json_objects(text):
+        pretty = "\n" in text[start:end]
+        dumped = json.dumps(document, ensure_ascii=False, indent=None if pretty else 2)
+        return (text[:start] + dumped + text[end:]).encode("utf-8")
     return None
 
 
