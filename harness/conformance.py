@@ -36,7 +36,7 @@ def _catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
 
 def run_command(args: argparse.Namespace) -> int:
     scenarios = _catalog(args)
-    target = _target(args)
+    target = resolve_target(args)
     engines = args.engine or list(ENGINES)
     for engine in engines:
         if engine not in ENGINES:
@@ -72,7 +72,7 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
 
 
-def _target(args: argparse.Namespace) -> Target:
+def resolve_target(args: argparse.Namespace) -> Target:
     """The target, refused before any case runs when it is unknown, misconfigured or down."""
     try:
         target = parse_target(args.target, args.target_options)

@@ -8,7 +8,10 @@ schema). Captures live as folders: ``stdout``, optional ``stderr``, and
 
 from __future__ import annotations
 
+import base64
+import itertools
 import json
+import signal as signal_module
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -62,6 +65,28 @@ class Capture:
         except (OSError, ValueError) as error:
             raise CaptureProblem(f"{self.name}: output_schema: {self.output_schema!r}: {error}") from None
 
+    def raw_turn(self) -> dict[str, Any]:
+        """A fake-engine turn that writes these bytes back exactly and ends the same way.
+
+        ``start: none`` and ``end: none``: the engine adds no lines of its own; a split
+        becomes a pause between two writes of one line.
+        """
+        steps: list[dict[str, Any]] = []
+        cuts = [0, *sorted(cut for cut in self.splits if 0 < cut < len(self.stdout)), len(self.stdout)]
+        for start, end in itertools.pairwise(cuts):
+            if start > 0:
+                steps.append({"sleep": 0.05})  # a write boundary in the middle of a line
+            if end > start:
+                steps.append({"raw": {"base64": _b64(self.stdout[start:end]), "stream": "stdout"}})
+        if self.stderr:
+            steps.append({"raw": {"base64": _b64(self.stderr), "stream": "stderr"}})
+        turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
+        if self.signal is not None:
+            steps.append({"crash": {"signal": signal_module.Signals(self.signal).name}})
+        else:
+            turn["exit_code"] = self.exit_code or 0
+        return turn
+
     def turn(self) -> TurnInput:
         return TurnInput(
             engine=self.engine,
@@ -72,6 +97,10 @@ class Capture:
             needs_session_id=True,
             reader_options=dict(self.reader_options) or None,
         )
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 _FIELDS: Final[dict[str, type | tuple[type, ...]]] = {

@@ -120,16 +120,14 @@ def _capture_from_call(path: Path, call: tuple[int, dict[str, object]], args: ar
     )
 
 
-def _target_decider(args: argparse.Namespace) -> tuple[str, Decider]:
-    """The decider for ``--target`` (None: the reference's replay) and its name."""
-    from harness.drift.drift import reference_decider
-
-    if not getattr(args, "target", None):
-        return "reference replay", reference_decider
-    from harness.conformance import _target
+def _target_decider(args: argparse.Namespace) -> tuple[str, Decider] | None:
+    """The decider for ``--target`` and its name; None without one (the reference's replay judges)."""
+    if not args.target:
+        return None
+    from harness.conformance import resolve_target
     from harness.drift.play import target_decider
 
-    target = _target(args)
+    target = resolve_target(args)
     return target.name, target_decider(target)
 
 
@@ -142,18 +140,8 @@ def _expected(text: str) -> Seen:
     return Seen(state, code or None, None)
 
 
-def _right(capture: Capture, expected: Seen, judged: str) -> Decider | None:
-    """The reference keeps a shrunk capture honest, where it is not the one judged and it agrees."""
-    from harness.drift.drift import reference_decider
-
-    if judged == "reference replay":
-        return None
-    seen = reference_decider(capture)
-    agrees = seen.state == expected.state and expected.error_code in (None, seen.error_code)
-    return reference_decider if agrees else None
-
-
 def replay_command(args: argparse.Namespace) -> int:
+    from harness.drift.drift import reference_decider, seen_in
     from harness.drift.minimise import lines_of, minimise, scenario_document, write_scenario
     from harness.drift.replay import as_json, render, replay
 
@@ -163,22 +151,23 @@ def replay_command(args: argparse.Namespace) -> int:
         print(json.dumps(as_json(result), ensure_ascii=False, indent=2))
     else:
         print(render(result))
-    name, decider = _target_decider(args)
-    seen = decider(capture)
-    if args.target:
-        print(f"\n{name} decided: {seen.state}" + (f"/{seen.error_code}" if seen.error_code else ""))
+    reference = seen_in(result)
+    judged = _target_decider(args)
+    name, decider = judged or ("reference replay", reference_decider)
+    seen = decider(capture) if judged else reference
+    if judged:
+        print(f"\n{name} decided: {seen.label()}")
     if args.expect is None:
         return 0
     expected = _expected(args.expect)
-    wrong = seen.state != expected.state or (
-        expected.error_code is not None and seen.error_code != expected.error_code
-    )
-    if not wrong:
+    if seen.satisfies(expected):
         print(f"as expected: {args.expect}")
         return 0
     print(f"NOT as expected: {args.expect}")
     if args.minimise:
-        small, observed = minimise(capture, decider, expected=expected, right=_right(capture, expected, name))
+        # The reference keeps the shrunk capture honest where it is not the one judged and agrees.
+        right = reference_decider if judged and reference.satisfies(expected) else None
+        small, observed = minimise(capture, decider, expected=expected, right=right)
         document = scenario_document(
             small,
             expected=expected,
@@ -215,7 +204,7 @@ def drift_command(args: argparse.Namespace) -> int:
         from harness.runner import cases
 
         captures += list(catalog_captures(cases(load_catalog(args.catalog), args.engine)))
-    name, decider = _target_decider(args)
+    name, decider = _target_decider(args) or ("reference replay", drifting.reference_decider)
     results = drifting.drift(captures, mutators=mutators, decider=decider)
     if args.minimise:
         _minimise_disagreements(results, captures, decider, name, args.minimise)

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.drift.capture import Capture
 from harness.drift.mutators import MUTATORS, Mutator, Verdict
-from harness.drift.replay import replay
+from harness.drift.replay import Replay, replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,14 @@ class Seen:
 
     def aspect(self, name: str) -> Any:
         return self.marker_found if name == "marker" else (self.state, self.error_code)
+
+    def label(self) -> str:
+        """``state`` or ``state/ERROR_CODE``, as reports and scenario titles show a decision."""
+        return self.state + (f"/{self.error_code}" if self.error_code else "")
+
+    def satisfies(self, expected: Seen) -> bool:
+        """The expected state, and its error code when the expectation names one."""
+        return self.state == expected.state and expected.error_code in (None, self.error_code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +68,11 @@ Decider = Callable[[Capture], Seen]
 
 
 def reference_decider(capture: Capture) -> Seen:
-    result = replay(capture)
+    return seen_in(replay(capture))
+
+
+def seen_in(result: Replay) -> Seen:
+    """What the reference decided in a replay."""
     decision = result.assessment.decision
     return Seen(decision.state, decision.error_code, result.assessment.marker.found)
 
@@ -128,7 +140,7 @@ def render(results: Sequence[DriftResult]) -> str:
 def _shown(seen: Seen, aspect: str) -> str:
     if aspect == "marker":
         return "marker" if seen.marker_found else "no-marker"
-    return seen.state + (f"/{seen.error_code}" if seen.error_code else "")
+    return seen.label()
 
 
 def as_json(result: DriftResult) -> dict[str, Any]:

@@ -9,9 +9,7 @@ decider still decides what it decided on the whole capture. The result is
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,32 +137,19 @@ def scenario_document(
     """A catalog scenario that plays the minimised bytes and expects the spec's decision."""
     digest = hashlib.sha256(capture.stdout + b"\0" + capture.stderr).hexdigest()[:8]
     what = mutator.name if mutator else "capture"
-    steps: list[dict[str, Any]] = []
-    cuts = [0, *sorted(cut for cut in capture.splits if 0 < cut < len(capture.stdout)), len(capture.stdout)]
-    for start, end in itertools.pairwise(cuts):
-        if start > 0:
-            steps.append({"sleep": 0.05})  # a write boundary in the middle of a line
-        chunk = capture.stdout[start:end]
-        steps.append({"raw": {"base64": base64.b64encode(chunk).decode(), "stream": "stdout"}})
-    if capture.stderr:
-        steps.append({"raw": {"base64": base64.b64encode(capture.stderr).decode(), "stream": "stderr"}})
-    turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
-    if capture.signal is not None:
-        steps.append({"crash": {"signal": _signal_name(capture.signal)}})
-    else:
-        turn["exit_code"] = capture.exit_code or 0
+    turn = capture.raw_turn()
     runtime: dict[str, Any] = {"mode": capture.mode, "profile": "resumable"}
     document: dict[str, Any] = {
         "id": f"engine-format/drift/{what}-{capture.engine}-{digest}",
         "title": (
             f"{capture.engine} - {what} on {capture.name}, minimised: "
-            f"the decision must be {_shown(expected)}, not {_shown(observed)}"
+            f"the decision must be {expected.label()}, not {observed.label()}"
         ),
         "provenance": {
             "from": capture.name,
             "mutator": what,
             "decided_wrongly_by": decider_name,
-            "observed": _shown(observed),
+            "observed": observed.label(),
             "minimised": f"{len(lines_of(capture))} of {original_lines} lines",
             "written_by": "turngate drift --minimise",
         },
@@ -191,13 +176,3 @@ def write_scenario(document: dict[str, Any], catalog: Path) -> Path:
         yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
     )
     return path
-
-
-def _shown(seen: Seen) -> str:
-    return seen.state + (f"/{seen.error_code}" if seen.error_code else "")
-
-
-def _signal_name(number: int) -> str:
-    import signal
-
-    return signal.Signals(number).name

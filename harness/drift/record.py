@@ -13,10 +13,8 @@ not carry someone's keys, tokens, e-mail address or home folder.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
-import signal as signals
 import subprocess
 import sys
 import threading
@@ -133,21 +131,6 @@ def run_and_tee(
     )
 
 
-def fake_script(recording: Recording, case: str) -> dict[str, Any]:
-    """A fake-engine script whose one turn writes these bytes back exactly and ends the same way."""
-    steps: list[dict[str, Any]] = []
-    if recording.stdout:
-        steps.append({"raw": {"base64": base64.b64encode(recording.stdout).decode(), "stream": "stdout"}})
-    if recording.stderr:
-        steps.append({"raw": {"base64": base64.b64encode(recording.stderr).decode(), "stream": "stderr"}})
-    turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
-    if recording.signal is not None:
-        steps.append({"crash": {"signal": signals.Signals(recording.signal).name}})
-    else:
-        turn["exit_code"] = recording.exit_code or 0
-    return {"case": case, "turns": [turn]}
-
-
 def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Capture:
     """Scrub and write the capture folder (stdout, stderr, capture.yaml, script.yaml)."""
     home = os.path.expanduser("~")
@@ -180,11 +163,7 @@ def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Captu
     (folder / "capture.yaml").write_text(
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8"
     )
-    case = re.sub(r"[^A-Za-z0-9_-]", "-", folder.name) or "recorded"
-    (folder / "script.yaml").write_text(
-        yaml.safe_dump(fake_script(clean, case), sort_keys=False), encoding="utf-8"
-    )
-    return Capture(
+    capture = Capture(
         engine=engine,
         stdout=clean.stdout,
         stderr=clean.stderr,
@@ -193,3 +172,7 @@ def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Captu
         signal=clean.signal,
         name=folder.name,
     )
+    case = re.sub(r"[^A-Za-z0-9_-]", "-", folder.name) or "recorded"
+    script = {"case": case, "turns": [capture.raw_turn()]}
+    (folder / "script.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    return capture

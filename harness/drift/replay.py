@@ -8,6 +8,7 @@ are where a drifted format most often fools a gate.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,8 +76,6 @@ def _text_of(event: Event) -> tuple[str, str] | None:
         case AssistantText(text=text):
             return "assistant", text
         case ToolCall(input=value):
-            import json
-
             return "tool_call", json.dumps(value, ensure_ascii=False)
         case ToolResult(output=text):
             return "tool_result", text
@@ -230,8 +229,6 @@ def render(result: Replay) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    import json
-
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 1] + "…"

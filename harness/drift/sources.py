@@ -11,9 +11,10 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
@@ -34,13 +35,14 @@ def corpus_captures(root: Path = CORPUS_DIR, engines: Iterable[str] | None = Non
     return [capture for capture in captures if wanted is None or capture.engine in wanted]
 
 
-def catalog_captures(planned: Iterable[tuple[Scenario, str]]) -> Iterator[Capture]:
-    """The first turn of each (scenario, engine), played by the fake engine; hanging turns are left out."""
-    with tempfile.TemporaryDirectory(prefix="turngate-drift-") as folder:
-        root = Path(folder)
+class FakeEngines:
+    """The four fake engines installed in a folder, playing one-turn scripts as real processes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
         install(root / "bin")
-        (root / "scripts").mkdir()
-        env = {
+        (root / "scripts").mkdir(exist_ok=True)
+        self.env = {
             **os.environ,
             "HOME": str(root),
             "TURNGATE_SCRIPTS": str(root / "scripts"),
@@ -48,49 +50,73 @@ def catalog_captures(planned: Iterable[tuple[Scenario, str]]) -> Iterator[Captur
             "TURNGATE_CALL_LOG": str(root / "calls.jsonl"),
             "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
         }
-        for scenario, engine in planned:
-            capture = _play_first_turn(scenario, engine, root, env)
-            if capture is not None:
-                yield capture
 
+    def play(
+        self,
+        case: str,
+        script: Mapping[str, Any],
+        engine: str,
+        mode: str,
+        *,
+        output_format: str | None = None,
+        output_schema: str = "greeting",
+    ) -> Capture | None:
+        """The first turn of ``script``, with the command line the reference builds; None if it hangs.
 
-def _play_first_turn(scenario: Scenario, engine: str, root: Path, env: dict[str, str]) -> Capture | None:
-    name = case_id(scenario, engine)
-    script = {"case": name, **scenario.engine_script}
-    (root / "scripts" / f"{name}.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
-    run_dir = root / "runs" / name
-    run_dir.mkdir(parents=True)
-    output_format = scenario.gemini_output_format if engine == "gemini" else None
-    if engine == "gemini" and output_format is None:
-        (run_dir / ".gemini").mkdir()
-        (run_dir / ".gemini" / "settings.json").write_text(json.dumps({"output": {"format": "json"}}))
-    mode = str(scenario.runtime["mode"])
-    argv = build_command(
-        engine,
-        mode,
-        prompt=f"Run the skill greet.\nInputs:\n- case: tg-case-{name}",
-        options=CommandOptions(gemini_output_format=output_format),  # type: ignore[arg-type]
-    )
-    try:
-        done = subprocess.run(
-            [str(root / "bin" / engine), *argv[1:]],
-            cwd=run_dir,
-            env=env,
-            capture_output=True,
-            timeout=TURN_TIMEOUT_SEC,
-            stdin=subprocess.DEVNULL,
+        ``output_format`` is gemini's (json or stream-json); without one, gemini reads json
+        from the run folder's settings, as it does under the reference.
+        """
+        (self.root / "scripts" / f"{case}.yaml").write_text(
+            yaml.safe_dump({"case": case, **script}, sort_keys=False), encoding="utf-8"
         )
-    except subprocess.TimeoutExpired:
-        return None  # a scripted hang: there is no finished stream to drift
-    exit_code, signal = (done.returncode, None) if done.returncode >= 0 else (None, -done.returncode)
-    return Capture(
-        engine=engine,
-        stdout=done.stdout,
-        stderr=done.stderr,
-        mode=mode,
-        exit_code=exit_code,
-        signal=signal,
-        output_schema="greeting" if scenario.skill.get("output_schema", True) is not None else "none",
-        reader_options={"mode": output_format or "json"} if engine == "gemini" else {},
-        name=f"{scenario.id} [{engine}]",
-    )
+        run_dir = self.root / "runs" / case
+        run_dir.mkdir(parents=True)
+        if engine == "gemini" and output_format is None:
+            (run_dir / ".gemini").mkdir()
+            (run_dir / ".gemini" / "settings.json").write_text(json.dumps({"output": {"format": "json"}}))
+        argv = build_command(
+            engine,
+            mode,
+            prompt=f"Run the skill greet.\nInputs:\n- case: tg-case-{case}",
+            options=CommandOptions(gemini_output_format=output_format),  # type: ignore[arg-type]
+        )
+        try:
+            done = subprocess.run(
+                [str(self.root / "bin" / engine), *argv[1:]],
+                cwd=run_dir,
+                env=self.env,
+                capture_output=True,
+                timeout=TURN_TIMEOUT_SEC,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return None  # a scripted hang: there is no finished stream to drift
+        exit_code, signal = (done.returncode, None) if done.returncode >= 0 else (None, -done.returncode)
+        return Capture(
+            engine=engine,
+            stdout=done.stdout,
+            stderr=done.stderr,
+            mode=mode,
+            exit_code=exit_code,
+            signal=signal,
+            output_schema=output_schema,
+            reader_options={"mode": output_format or "json"} if engine == "gemini" else {},
+            name=f"{case} [{engine}]",
+        )
+
+
+def catalog_captures(planned: Iterable[tuple[Scenario, str]]) -> Iterator[Capture]:
+    """The first turn of each (scenario, engine), played by the fake engine; hanging turns are left out."""
+    with tempfile.TemporaryDirectory(prefix="turngate-drift-") as folder:
+        engines = FakeEngines(Path(folder))
+        for scenario, engine in planned:
+            capture = engines.play(
+                case_id(scenario, engine),
+                scenario.engine_script,
+                engine,
+                str(scenario.runtime["mode"]),
+                output_format=scenario.gemini_output_format if engine == "gemini" else None,
+                output_schema="greeting" if scenario.skill.get("output_schema", True) is not None else "none",
+            )
+            if capture is not None:
+                yield replace(capture, name=f"{scenario.id} [{engine}]")
