@@ -22,7 +22,7 @@ import yaml
 
 from fake_engines.install import install
 from harness.catalog import Scenario
-from harness.connectors.base import CaseSetup, Connector, ReplyResult
+from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
 from harness.record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
 from harness.verdict import first_difference
@@ -99,7 +99,7 @@ def run_case(
             steps = _perform(scenario, connector, setup, workdir, call_log)
         except Exception as error:  # the harness or the target broke: say so, keep going
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            outcome = "unreached" if type(error).__name__ == "TargetUnreachable" else "errored"
+            outcome = "unreached" if isinstance(error, TargetUnreachable) else "errored"
             return result(outcome, f"{detail}\n{traceback.format_exc(limit=6)}")
         finally:
             connector.close()

@@ -17,6 +17,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 
+class TargetUnreachable(RuntimeError):
+    """Nothing answers where the target should be: this case and the ones after it are not reached.
+
+    Each connector raises its own subclass; the runner reports any of them as ``unreached``.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class CaseSetup:
     """Everything a target needs to run one scenario on one engine."""

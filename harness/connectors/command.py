@@ -31,6 +31,7 @@ from harness.cmdproto import (
     check_request,
     check_response,
 )
+from harness.connectors import base
 from harness.connectors.base import CaseSetup, Observation, ReplyResult
 
 STDERR_TAIL_LINES: Final = 20
@@ -42,10 +43,10 @@ class CommandProtocolError(RuntimeError):
     """The implementation process broke: it exited, hung, or answered something that is not the protocol."""
 
 
-class TargetUnreachable(CommandProtocolError):
+class TargetUnreachable(CommandProtocolError, base.TargetUnreachable):
     """The implementation could not be started at all (its handshake failed).
 
-    The runner reports an exception of this name as ``unreached`` and does not
+    The runner reports it (a ``base.TargetUnreachable``) as ``unreached`` and does not
     try the cases after it, as for an HTTP server that is down.
     """
 

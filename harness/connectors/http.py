@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from harness.connectors import base
 from harness.connectors.base import CaseSetup, Observation, ReplyResult
 from harness.targets import HttpOptions
 
@@ -40,7 +41,7 @@ class TargetError(RuntimeError):
     """The server answered something that is not the job API, or not what the step needs."""
 
 
-class TargetUnreachable(TargetError):
+class TargetUnreachable(TargetError, base.TargetUnreachable):
     """Nothing answers at the base URL: the run cannot go on, later cases are not reached."""
 
 
