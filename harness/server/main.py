@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.reference.gate import READING_BODY
-from harness.server.service import MAX_REPLY_BYTES, JobService, ServiceConfig, engine_setup
+from harness.reference.lifecycle import EngineSetup
+from harness.server.service import MAX_REPLY_BYTES, JobService, ServiceConfig
 
 
 class BindRefused(ValueError):
@@ -62,7 +63,7 @@ def build_service(options: ServeOptions) -> JobService:
         env["TURNGATE_CALL_LOG"] = str(options.call_log.resolve())
     config = ServiceConfig(
         data_dir=data,
-        engines=engine_setup(bin_dir.resolve(), env, options.turn_timeout_sec),
+        engines=EngineSetup(bin_dir=bin_dir.resolve(), env=env, turn_timeout_sec=options.turn_timeout_sec),
         slots=options.slots,
         soft_completion_reading=options.reading,
         test_hooks=options.test_hooks,

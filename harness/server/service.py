@@ -21,8 +21,7 @@ from typing import Any, Final, cast
 
 from fake_engines.invocation import ENGINES
 from harness.reference import protocol
-from harness.reference.clock import Clock, ManualClock
-from harness.reference.commands import CommandOptions
+from harness.reference.clock import Clock, ManualClock, SystemClock
 from harness.reference.gate import READING_BODY
 from harness.reference.lifecycle import (
     TERMINAL_STATES,
@@ -32,7 +31,7 @@ from harness.reference.lifecycle import (
     RunRequestError,
 )
 from harness.reference.profiles import ProfileKind
-from harness.reference.skill import Skill, SkillPackageError, load_skill
+from harness.reference.skill import Skill, SkillPackageError, load_skill, skill_md_name
 from harness.reference.store import RunRecord, Store
 
 MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
@@ -83,7 +82,7 @@ class JobService:
 
     def __init__(self, config: ServiceConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock: Clock = clock or (ManualClock() if config.test_hooks else _system_clock())
+        self.clock: Clock = clock or (ManualClock() if config.test_hooks else SystemClock())
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self._skills_dir = config.data_dir / "skills"
         self._skills_dir.mkdir(exist_ok=True)
@@ -411,28 +410,10 @@ def _unzip(archive: bytes, *, single_folder: bool = True) -> tuple[str, dict[str
         skill_md = files.get("SKILL.md")
         if skill_md is None:
             raise ApiError(400, "PACKAGE_INVALID", "file: no SKILL.md in the archive")
-        name = _front_matter_name(skill_md.decode("utf-8", "replace"))
+        try:
+            name = skill_md_name(skill_md.decode("utf-8", "replace"), Path("SKILL.md"))
+        except SkillPackageError as problem:
+            raise ApiError(400, problem.code, f"file: {problem}") from None
     if not name or name.startswith(".") or "/" in name or name == "current":
         raise ApiError(400, "PACKAGE_INVALID", f"file: skill folder name {name!r} is not usable")
     return name, files
-
-
-def _front_matter_name(text: str) -> str:
-    for line in text.splitlines()[1:]:
-        if line.strip() == "---":
-            break
-        if line.startswith("name:"):
-            return line.partition(":")[2].strip().strip("'\"")
-    return ""
-
-
-def _system_clock() -> Clock:
-    from harness.reference.clock import SystemClock
-
-    return SystemClock()
-
-
-def engine_setup(bin_dir: Path, env: Mapping[str, str], turn_timeout_sec: float = 120.0) -> EngineSetup:
-    return EngineSetup(
-        bin_dir=bin_dir, env=dict(env), command_options=CommandOptions(), turn_timeout_sec=turn_timeout_sec
-    )

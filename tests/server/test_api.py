@@ -319,3 +319,27 @@ def test_binding_beyond_loopback_needs_allow_remote() -> None:
         check_host("192.168.1.5", allow_remote=False)
     check_host("::1", allow_remote=False)
     check_host("0.0.0.0", allow_remote=True)
+
+
+def test_a_zip_of_the_folder_contents_is_named_by_its_skill_md(server: Server, tmp_path: Any) -> None:
+    import io
+    import zipfile
+
+    from harness.runner import write_skill
+
+    skill = write_skill(tmp_path, {}, name="flat")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(skill.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(skill).as_posix())
+    body, content_type = multipart(buffer.getvalue())
+    code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
+    assert code == 200 and answer["skill_id"] == "flat"
+    (skill / "SKILL.md").write_text("no front matter\n")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.write(skill / "SKILL.md", "SKILL.md")
+    body, content_type = multipart(buffer.getvalue())
+    code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
+    assert code == 400 and "front matter" in answer["error"]["message"]
