@@ -24,6 +24,11 @@ def cli(*argv: str) -> int:
         return main(list(argv))
 
 
+def record_into(folder: Path, *command: str) -> int:
+    """``turngate record --engine codex --quiet --out FOLDER -- COMMAND…``"""
+    return cli("record", "--engine", "codex", "--quiet", "--out", str(folder), "--", *command)
+
+
 def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,14 +54,8 @@ def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
     monkeypatch.setenv("TURNGATE_STATE", str(tmp_path / "state"))
     engine = str(tmp_path / "bin" / "codex")
     assert (
-        cli(
-            "record",
-            "--engine",
-            "codex",
-            "--quiet",
-            "--out",
-            str(tmp_path / "cap"),
-            "--",
+        record_into(
+            tmp_path / "cap",
             engine,
             "exec",
             "--skip-git-repo-check",
@@ -86,14 +85,8 @@ def test_a_killed_engine_is_recorded_with_its_signal(tmp_path: Path) -> None:
         " os.kill(os.getpid(), signal.SIGKILL)"
     )
     assert (
-        cli(
-            "record",
-            "--engine",
-            "codex",
-            "--quiet",
-            "--out",
-            str(tmp_path / "cap"),
-            "--",
+        record_into(
+            tmp_path / "cap",
             sys.executable,
             "-c",
             code,
@@ -119,8 +112,8 @@ def test_secrets_never_reach_the_disk(tmp_path: Path, monkeypatch: pytest.Monkey
         "xoxb-1234567890-abcdef",
     ]
     code = 'import sys; print(sys.argv[1:]); print(\'{"api_key": "hunter22secret", "password":"pw-12345"}\')'
-    args = ["--", sys.executable, "-c", code, *secrets, "Authorization: Bearer abc.def.ghijklmnop"]
-    assert cli("record", "--engine", "codex", "--quiet", "--out", str(tmp_path / "cap"), *args) == 0
+    args = [sys.executable, "-c", code, *secrets, "Authorization: Bearer abc.def.ghijklmnop"]
+    assert record_into(tmp_path / "cap", *args) == 0
     written = b"".join(path.read_bytes() for path in (tmp_path / "cap").iterdir())
     for secret in [*secrets, "hunter22secret", "pw-12345", "abc.def.ghijklmnop"]:
         assert secret.encode() not in written, secret
