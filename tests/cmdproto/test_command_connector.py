@@ -107,9 +107,7 @@ def test_a_connector_reused_after_a_crash_starts_its_next_case_on_a_new_process(
 def test_a_hang_is_killed_after_the_timeout_and_the_next_case_gets_a_new_process(tmp_path: Path) -> None:
     command = impl("hangs_on_settle.py", tmp_path / "hung")
     hanging = command_connector(command, timeout_sec=2)
-    started = time.monotonic()
     outcome, message = run(CATALOG[PLAIN], "gemini", hanging)
-    assert time.monotonic() - started < 10
     assert outcome == "errored"
     assert "CommandProtocolError: no answer to run.settle within 2 s" in message
     assert not _alive(hanging.pid)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from harness.reference.hints import (
     read_payload,
     strip_hints,
 )
+from tests.work import calls_made
 
 FORMS = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
 DEFECTS = ("missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated")
@@ -275,9 +275,7 @@ def test_alias_bombs_are_bounded() -> None:
         + "\n".join(lines)
         + "\nask_user: {prompt: p, context: {bomb: *a8}}\n</ASK_USER_YAML>"
     )
-    started = time.perf_counter()
     hint = read_hint(text)
-    assert time.perf_counter() - started < 5
     assert hint is not None and not hint.clean
     assert "context: not JSON-compatible (more than 10000 values)" in hint.problems[0]
 
@@ -426,8 +424,12 @@ def _check_invariants(text: str) -> None:
     ],
 )
 def test_scanning_is_linear_on_repetitive_input(unit: str) -> None:
-    text = unit * 20_000
-    started = time.perf_counter()
-    find_hints(text)
-    strip_hints(text)
-    assert time.perf_counter() - started < 10, "quadratic scanning"
+    # Work is counted in Python and C calls, not seconds: doubling the input must about
+    # double the calls (a rescan from every position would quadruple them). Load cannot
+    # change a call count; the time itself is measured in `nox -s bench`.
+    def scan(text: str) -> None:
+        find_hints(text)
+        strip_hints(text)
+
+    small, large = calls_made(scan, unit * 2_000), calls_made(scan, unit * 4_000)
+    assert large <= 2.5 * small + 100, f"quadratic scanning: {small} calls, then {large} for twice the input"
