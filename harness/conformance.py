@@ -10,9 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 from harness.catalog import CATALOG_DIR, ENGINES, CatalogError, Scenario, load_catalog
+from harness.catalog.conventions import convention_sets
 from harness.runner import CaseResult, cases, default_jobs, run_all
 from harness.targets import Target, TargetProblem, parse_target
-from harness.verdict import OUTCOMES
+from harness.verdict import OUTCOMES, Checks, judge
 
 EXIT_USAGE = 2
 
@@ -41,6 +42,7 @@ def run_command(args: argparse.Namespace) -> int:
     for engine in engines:
         if engine not in ENGINES:
             raise UsageProblem(f"--engine: {engine!r}: known: {', '.join(ENGINES)}")
+    _check_conventions(args.conventions)
     planned = cases(scenarios, engines)
     report = None
     report_file = None
@@ -53,7 +55,9 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.monotonic()
     progress = _Progress(len(planned), sys.stderr)
     try:
-        for result in run_all(planned, target=target, jobs=args.jobs, reading=args.reading):
+        for result in run_all(
+            planned, target=target, jobs=args.jobs, reading=args.reading, conventions=args.conventions
+        ):
             results.append(result)
             if report is not None:
                 report.case(result)
@@ -70,6 +74,74 @@ def run_command(args: argparse.Namespace) -> int:
         write_junit(args.junit, results, target=target.name)
     print(summary(results, time.monotonic() - started))
     return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
+
+
+def _check_conventions(name: str | None) -> None:
+    if name is not None and name not in convention_sets():
+        raise UsageProblem(f"--conventions: {name!r}: known sets: {', '.join(convention_sets())}")
+
+
+def report_judge_command(args: argparse.Namespace) -> int:
+    """The verdicts of a saved run, computed again from what it observed: nothing is run."""
+    from harness.report import ReportError, read_report
+
+    _check_conventions(args.conventions)
+    try:
+        header, lines, _footer = read_report(args.report)
+    except (OSError, ValueError, ReportError) as error:
+        raise UsageProblem(f"report judge: {error}") from None
+    results = [_judged(line, args.reading, args.conventions) for line in lines]
+    for result in results:
+        if result.outcome in ("failed", "non-strict", "partial", "errored", "unreached"):
+            print(
+                f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]\n{_indent(result.message)}"
+            )
+    print(summary(results, 0.0).rsplit(" in ", 1)[0] + f" (judged again from {args.report})")
+    if args.output is not None:
+        from harness.report import JsonlReport
+
+        with open(args.output, "w", encoding="utf-8") as stream:
+            rejudged = JsonlReport(
+                stream,
+                target=str(header.get("target")),
+                engines=header.get("engines", []),
+                planned=len(results),
+            )
+            for result in results:
+                rejudged.case(result)
+            rejudged.finish()
+    return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
+
+
+def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:
+    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome."""
+    fields = {name: value for name, value in line.items() if name != "kind"}
+    result = CaseResult(**fields)  # type: ignore[arg-type]
+    if result.checks is None or not result.observed:
+        return result
+    checks = Checks.from_json(result.checks)
+    chosen = reading if reading in checks.readings else result.reading
+    verdict = judge(checks, result.observed, reading=chosen, conventions=conventions)
+    record = dict(result.record or {}, outcome=verdict.outcome, reading=chosen)
+    return CaseResult(
+        result.scenario_id,
+        result.engine,
+        chosen,
+        result.level,
+        result.capability,
+        verdict.outcome,
+        verdict.message,
+        result.duration_sec,
+        record,
+        tuple(item.to_json() for item in verdict.differences),
+        result.checks,
+        tuple(result.observed),
+        conventions,
+    )
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())
 
 
 def resolve_target(args: argparse.Namespace) -> Target:
@@ -94,9 +166,10 @@ class _Progress:
 
     def tick(self, result: CaseResult) -> None:
         self.done_count += 1
-        if result.outcome in ("failed", "errored", "non-strict", "unreached"):
-            first = result.message.split("\n")[0]
-            self._line(f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]: {first}\n")
+        if result.outcome in ("failed", "errored", "non-strict", "unreached", "partial"):
+            # Every difference with the words that back it; an error's traceback stays in the reports.
+            shown = result.message if result.differences else result.message.split("\n")[0]
+            self._line(f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]\n{_indent(shown)}\n")
         if self.tty:
             width = 30
             filled = width * self.done_count // max(self.total, 1)
@@ -128,8 +201,11 @@ def summary(results: list[CaseResult], seconds: float) -> str:
             counts = rows[capability].get(engine, Counter())
             total = sum(counts.values())
             bad = counts["failed"] + counts["errored"] + counts["unreached"]
+            partial = f" {counts['partial']}~" if counts["partial"] else ""
             cell = (
-                "-" if not total else (f"{counts['passed']}/{total} ok" if not bad else f"{bad} FAIL/{total}")
+                "-"
+                if not total
+                else (f"{counts['passed']}/{total} ok{partial}" if not bad else f"{bad} FAIL/{total}")
             )
             cells.append(f"{cell:<14}")
         lines.append(f"{capability:<{width}}  " + "  ".join(cells))
@@ -161,6 +237,11 @@ def show_command(args: argparse.Namespace) -> int:
 
 
 def catalog_check_command(args: argparse.Namespace) -> int:
+    from harness.catalog.sentences import check_quotes
+
+    problems = check_quotes()
+    if problems:
+        raise UsageProblem(problems[0])
     scenarios = _catalog(args)
     print(f"ok: {len(scenarios)} scenarios, {len(cases(scenarios, None))} cases")
     return 0
@@ -188,6 +269,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="NAME",
         help="for ambiguous scenarios: judge by this reading (see `turngate show`)",
     )
+    run.add_argument(
+        "--conventions",
+        metavar="NAME",
+        help="enforce a convention set (names the spec leaves open): its differences fail; "
+        "without it they are informational",
+    )
     run.add_argument("--report-json", type=Path, metavar="F", help="JSON Lines report")
     run.add_argument("--junit", type=Path, metavar="F", help="JUnit XML report")
     run.set_defaults(handler=run_command)
@@ -196,6 +283,16 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     show = with_catalog(commands.add_parser("show", help="one scenario: requirement, script, expectations"))
     show.add_argument("id")
     show.set_defaults(handler=show_command)
+    report = commands.add_parser("report", help="work on saved reports")
+    report_commands = report.add_subparsers(dest="report_command", required=True)
+    rejudge = report_commands.add_parser(
+        "judge", help="the verdicts of a saved JSONL report, again (or under another reading / conventions)"
+    )
+    rejudge.add_argument("report", type=Path, metavar="RUN.jsonl")
+    rejudge.add_argument("--reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
+    rejudge.add_argument("--conventions", metavar="NAME", help="enforce this convention set")
+    rejudge.add_argument("-o", "--output", type=Path, metavar="F", help="write the judged report (JSONL)")
+    rejudge.set_defaults(handler=report_judge_command)
     catalog = commands.add_parser("catalog", help="the scenario catalog")
     check = with_catalog(catalog.add_subparsers(dest="catalog_command", required=True).add_parser("check"))
     check.set_defaults(handler=catalog_check_command)

@@ -113,4 +113,8 @@ def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> No
                     ElementTree.SubElement(case, "skipped", message=result.message)
                 case "non-strict":
                     ElementTree.SubElement(case, "system-out").text = f"SHOULD-level miss: {result.message}"
+                case "partial":
+                    ElementTree.SubElement(
+                        case, "system-out"
+                    ).text = f"partial: MUST checks the target could not show\n{result.message}"
     ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

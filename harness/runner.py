@@ -23,9 +23,9 @@ import yaml
 from fake_engines.install import install
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
-from harness.record import Placeholders, observed_step, record
+from harness.decision_record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
-from harness.verdict import first_difference
+from harness.verdict import Verdict, judge
 
 FIXED_EPOCH_MS: Final = 1_763_812_800_000  # deterministic engine timestamps
 
@@ -49,6 +49,11 @@ class CaseResult:
     message: str
     duration_sec: float
     record: Mapping[str, Any] | None
+    # Everything the verdict was computed from, so `turngate report judge` can compute it again:
+    differences: tuple[Mapping[str, Any], ...] = ()
+    checks: Mapping[str, Any] | None = None  # Checks.to_json()
+    observed: tuple[Mapping[str, Any], ...] = ()  # the observed steps (engine calls accumulated)
+    conventions: str | None = None
 
 
 def case_id(scenario: Scenario, engine: str) -> str:
@@ -65,6 +70,7 @@ def run_case(
     root: Path | None = None,
     shared_scripts: Path | None = None,
     shared_call_log: Path | None = None,
+    conventions: str | None = None,
 ) -> CaseResult:
     """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
     configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file."""
@@ -72,7 +78,13 @@ def run_case(
     # A reading names one side of an ambiguous scenario; scenarios without it keep their default.
     reading = reading if reading in scenario.readings else scenario.default_reading
 
-    def result(outcome: str, message: str, case_record: Mapping[str, Any] | None = None) -> CaseResult:
+    def result(
+        outcome: str,
+        message: str,
+        case_record: Mapping[str, Any] | None = None,
+        verdict: Verdict | None = None,
+        steps: list[dict[str, Any]] | None = None,
+    ) -> CaseResult:
         return CaseResult(
             scenario.id,
             engine,
@@ -83,6 +95,10 @@ def run_case(
             message,
             round(time.monotonic() - started, 3),
             case_record,
+            tuple(item.to_json() for item in verdict.differences) if verdict else (),
+            scenario.checks().to_json(),
+            tuple(steps or ()),
+            conventions,
         )
 
     needed = set(scenario.capabilities)
@@ -105,12 +121,9 @@ def run_case(
             connector.close()
             if shared_scripts is not None:
                 (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
-    difference = first_difference(scenario.expectations(reading), steps)
-    if difference is None:
-        outcome, message = "passed", ""
-    else:
-        outcome, message = ("failed" if scenario.level == "MUST" else "non-strict"), str(difference)
-    return result(outcome, message, record(scenario.id, engine, reading, outcome, steps))
+    verdict = judge(scenario.checks(), steps, reading=reading, conventions=conventions)
+    case_record = record(scenario.id, engine, reading, verdict.outcome, steps)
+    return result(verdict.outcome, verdict.message, case_record, verdict, steps)
 
 
 def _prepare(
@@ -230,7 +243,9 @@ def connector_for(target: str | Target) -> Connector:
     return (target if isinstance(target, Target) else parse_target(target)).connector()
 
 
-def _run_one(scenario: Scenario, engine: str, target: Target, reading: str | None) -> CaseResult:
+def _run_one(
+    scenario: Scenario, engine: str, target: Target, reading: str | None, conventions: str | None = None
+) -> CaseResult:
     return run_case(
         scenario,
         engine,
@@ -238,6 +253,7 @@ def _run_one(scenario: Scenario, engine: str, target: Target, reading: str | Non
         reading=reading,
         shared_scripts=target.shared_scripts,
         shared_call_log=target.shared_call_log,
+        conventions=conventions,
     )
 
 
@@ -252,7 +268,12 @@ def cases(scenarios: Iterable[Scenario], engines: Iterable[str] | None) -> list[
 
 
 def run_all(
-    planned: list[tuple[Scenario, str]], *, target: str | Target, jobs: int, reading: str | None = None
+    planned: list[tuple[Scenario, str]],
+    *,
+    target: str | Target,
+    jobs: int,
+    reading: str | None = None,
+    conventions: str | None = None,
 ) -> Iterator[CaseResult]:
     """Run cases across ``jobs`` processes, yielding results as they finish.
 
@@ -267,13 +288,13 @@ def run_all(
             if down is not None:
                 yield _unreached(scenario, engine, down)
                 continue
-            result = _run_one(scenario, engine, chosen, reading)
+            result = _run_one(scenario, engine, chosen, reading, conventions)
             down = result if result.outcome == "unreached" else None
             yield result
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(_run_one, scenario, engine, chosen, reading): (scenario, engine)
+            pool.submit(_run_one, scenario, engine, chosen, reading, conventions): (scenario, engine)
             for scenario, engine in planned
         }
         down = None

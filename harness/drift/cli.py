@@ -247,7 +247,7 @@ def _minimise_disagreements(
 
 
 def record_command(args: argparse.Namespace) -> int:
-    from harness.drift.record import run_and_tee, save
+    from harness.drift.engine_recording import run_and_tee, save
     from harness.drift.replay import render, replay
 
     command = list(args.command)

@@ -22,7 +22,7 @@ def test_run_writes_a_complete_report_and_junit(tmp_path: Path, capsys: pytest.C
     code = main(["run", "-k", ONE, "--jobs", "2", "--report-json", str(report), "--junit", str(junit)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "4 passed, 0 failed, 0 non-strict, 0 skipped, 0 errored" in out
+    assert "4 passed, 0 partial, 0 failed, 0 non-strict, 0 skipped, 0 errored" in out
     header, cases, footer = read_report(report)
     assert (header["target"], header["planned"]) == ("reference", 4)
     assert sorted(case["engine"] for case in cases) == ["codex", "gemini", "iflow", "opencode"]
@@ -101,7 +101,11 @@ def test_a_failing_case_makes_the_run_fail(tmp_path: Path, capsys: pytest.Captur
     assert code == 1
     _, (case,), footer = read_report(report)
     assert case["outcome"] == "failed" and footer["counts"]["failed"] == 1
+    # The difference, and the spec's words that make it a failure.
     assert case["message"] == (
-        "step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'"
+        "[failed] step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'\n"
+        "    backed by MUST interactive-run-lifecycle/max-attempt/exceeded-fails#and1 "
+        "(001_af4670374c42ecdf.txt: 超过最大回合数触发失败): "
+        "- **AND** 失败原因 MUST 包含 `INTERACTIVE_MAX_ATTEMPT_EXCEEDED`"
     )
     assert json.loads(json.dumps(case["record"]))["steps"][1]["observation"]["state"] == "failed"
