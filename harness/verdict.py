@@ -35,7 +35,7 @@ REFERENCE: Final = "reference"
 # target adds next to the ones the spec requires is a convention difference.
 _IMPLICIT: Final = {"warnings.exact": CONVENTION}
 # Observation fields a target may be unable to show (None there means "cannot show").
-_MAYBE_UNSEEN: Final = ("history", "events", "slot_held", "patch")
+_MAYBE_UNSEEN: Final = ("history", "events", "slot_held", "patch", "attempts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +294,9 @@ def _check(
     names: Any,
 ) -> Iterator[_Miss]:
     seen = step["observation"]
-    if key in seen.get("unobservable", ()):
+    if key in seen.get("unobservable", ()) or (
+        key == "pending_absent" and "pending" in seen.get("unobservable", ())
+    ):
         raise _Unseen(f"the target does not show {key}")
     if key in _MAYBE_UNSEEN and seen.get(key) is None:
         raise _Unseen(f"the target does not show {key}")

@@ -210,3 +210,28 @@ def test_a_reading_cites_its_own_words() -> None:
     assert "soft completion MUST exclude ask_user-signaled turns" in (state.quote or "")
     body = judge(scenario.checks(), [observed(state="waiting_user")])
     assert next(item for item in body.differences if item.key == "state").authority.endswith("#2")
+
+
+def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
+    from harness.connectors.base import Observation
+    from harness.decision_record import Placeholders, observed_step
+
+    seen = Observation(
+        "waiting_user", None, (), None, None, None, None, history=None, extra={"pending_unknown": True}
+    )
+    step = {
+        **observed_step(0, "start", None, seen, None, None, [], Placeholders("/nowhere")),
+        "engine": "gemini",
+    }
+    assert step["observation"]["unobservable"] == ["pending"]
+    case = checks(
+        {"pending": {"interaction_id": 1}, "attempts": 1, "history": []},
+        {"pending": PENDING, "attempts": "reference", "history": HISTORY},
+    )
+    verdict = judge(case, [step])
+    assert verdict.outcome == "partial"
+    assert [(item.key, item.severity) for item in verdict.differences] == [
+        ("pending", "unverified"),
+        ("attempts", "unverified"),
+        ("history", "unverified"),
+    ]
