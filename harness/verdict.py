@@ -319,6 +319,15 @@ def _check(
                 yield _Miss("warnings.exact", expected, actual)
         case "pending":
             yield from _check_pending(expected, seen.get("pending"), named)
+        case "pending_fields":
+            pending = seen.get("pending") or {}
+            lacking = [name for name in expected if pending.get(name) in (None, [], {}, "")]
+            if lacking:
+                yield _Miss(
+                    key,
+                    f"a pending with {', '.join(expected)}",
+                    {name: pending.get(name) for name in lacking},
+                )
         case "pending_absent":
             pending = seen.get("pending") or {}
             present = {

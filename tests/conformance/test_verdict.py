@@ -235,3 +235,21 @@ def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
         ("attempts", "unverified"),
         ("history", "unverified"),
     ]
+
+
+def test_the_spec_names_the_policy_field_not_its_values() -> None:
+    policy = "interactive-decision-policy/default-decision-policy/pending-has-policy#then"
+    case = checks(
+        {
+            "pending": {"default_decision_policy": "engine_judgement"},
+            "pending_fields": ["default_decision_policy"],
+        },
+        {"pending": PENDING, "pending.default_decision_policy": "convention", "pending_fields": policy},
+    )
+    other = judge(case, [observed(pending={"interaction_id": 1, "default_decision_policy": "first_option"})])
+    assert other.outcome == "passed"
+    assert [(item.key, item.severity) for item in other.differences] == [
+        ("pending.default_decision_policy", "informational")
+    ]
+    none = judge(case, [observed(pending={"interaction_id": 1})])
+    assert ("pending_fields", "failed") in [(item.key, item.severity) for item in none.differences]
