@@ -11,9 +11,11 @@ nox.options.error_on_missing_interpreters = True
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite (real subprocesses, pexpect over a PTY, hypothesis)."""
+    """The test suite (real subprocesses, pexpect over a PTY, hypothesis), on every core (pytest-xdist).
+
+    ``nox -s tests -- -n 0`` runs it in one process (a later ``-n`` wins)."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
