@@ -225,21 +225,27 @@ def _differences(result: CaseResult) -> Sequence[Mapping[str, Any]]:
 
 
 def _difference_lines(number: int, difference: Mapping[str, Any]) -> Iterator[str]:
+    """One difference, generically: where, what was expected and seen, how bad, and whose word it is
+    (a spec sentence with its level, source and quote; a convention; the reference; unverified)."""
     step = difference.get("step")
     where = f"step {step}" + (f" ({difference['action']})" if difference.get("action") else "")
-    yield f"  {number}. {where}: {difference.get('key')}"
+    severity = f"[{difference['severity']}] " if difference.get("severity") else ""
+    yield f"  {number}. {severity}{where}: {difference.get('key')}"
     yield f"     expected: {difference.get('expected')!r}"
-    yield f"     actual:   {difference.get('actual')!r}"
-    for name in ("severity", "level"):
-        if difference.get(name):
-            yield f"     {name}: {difference[name]}"
+    if difference.get("severity") == "unverified":
+        yield f"     unverified: {difference.get('note') or 'the target cannot show it'}"
+    else:
+        yield f"     actual:   {difference.get('actual')!r}"
     authority = difference.get("authority")
-    if isinstance(authority, Mapping):
-        named = " / ".join(
-            str(authority[key]) for key in ("kind", "file", "heading", "level", "name") if authority.get(key)
-        )
-        yield f"     authority: {named}"
-        for line in str(authority.get("quote") or authority.get("reason") or "").strip().splitlines():
-            yield f"       > {line}"
-    elif authority:
-        yield f"     authority: {authority}"
+    if isinstance(authority, Mapping):  # a nested authority object: show what it has
+        difference = {**difference, **authority}
+        authority = authority.get("id") or authority.get("kind") or authority.get("name")
+    backed = " ".join(str(part) for part in (difference.get("level"), authority) if part)
+    if difference.get("source"):
+        backed += f" ({difference['source']})"
+    if backed:
+        yield f"     backed by: {backed}"
+    for line in str(difference.get("quote") or "").strip().splitlines():
+        yield f"       > {line}"
+    if difference.get("note") and difference.get("severity") != "unverified":
+        yield f"     note: {difference['note']}"

@@ -56,7 +56,10 @@ def test_a_broken_target_fails_with_the_specs_words_and_every_difference(tmp_pat
     assert "3 failed, 1 passed" in out  # unbounded-without-max-attempt does not touch the bug
     assert f"FAILED: {ONE} [codex] (MUST)" in out
     assert "spec: 001_" in out and "> - **AND** 失败原因 MUST 包含 `INTERACTIVE_MAX_ATTEMPT_EXCEEDED`" in out
-    assert "state: expected 'failed', got 'waiting_user'" in out
+    # every difference, each with its severity and the sentence behind it
+    assert "[failed] step 1 (reply): state\n     expected: 'failed'\n     actual:   'waiting_user'" in out
+    assert "[failed] step 1 (reply): error_code" in out and "backed by: MUST " in out
+    assert "       > - **THEN** run MUST 进入 `failed`" in out
     failures = ElementTree.parse(junit).getroot().findall(".//testcase/failure")
     assert len(failures) == 3 and all("INTERACTIVE_MAX_ATTEMPT_EXCEEDED" in (f.text or "") for f in failures)
 
