@@ -15,6 +15,8 @@ def tests(session: nox.Session) -> None:
 
     ``nox -s tests -- -n 0`` runs it in one process (a later ``-n`` wins)."""
     session.install("-e", ".[test]")
+    # The HTML report is tested in a real headless Chromium (Debian's package); install it if missing.
+    session.run("bash", "scripts/ensure-chromium", external=True)
     session.run("pytest", "-n", "auto", *session.posargs)
 
 

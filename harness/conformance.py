@@ -113,7 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
     _check_reading(args.reading, scenarios)
     _check_conventions(args.conventions)
     try:
-        outputs = check_outputs(report_json=args.report_json, junit=args.junit)
+        outputs = check_outputs(report_json=args.report_json, junit=args.junit, html=args.html)
     except OutputProblem as problem:
         raise UsageProblem(str(problem)) from None
     target = resolve_target(args)
@@ -153,6 +153,11 @@ def run_command(args: argparse.Namespace) -> int:
                 )
         except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
             problems.append(str(problem))
+    if "html" in outputs:
+        try:
+            _write_html(outputs["html"], results, properties, started_at, interrupted)
+        except UsageProblem as problem:
+            problems.append(str(problem))
     human.print(summary(results, time.monotonic() - started), soft_wrap=True)
     verified = [result for result in results if result.outcome not in NOT_VERIFIED]
     for unwritten in problems:
@@ -180,6 +185,48 @@ def _open(output: Output) -> Iterator[IO[str]]:
             yield stream
     except OutputProblem as problem:
         raise UsageProblem(str(problem)) from None
+
+
+def _write_html(
+    output: Output,
+    results: list[CaseResult],
+    properties: dict[str, str],
+    started_at: float,
+    interrupted: bool,
+) -> None:
+    from harness.html_report import from_results, render
+
+    header = {**properties, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_at))}
+    page = render(
+        [from_results(results, header, interrupted=interrupted)], title=f"turngate: {header['target']}"
+    )
+    with _open(output) as stream:
+        stream.write(page)
+
+
+def report_html_command(args: argparse.Namespace) -> int:
+    """Saved JSON Lines reports as one HTML page, side by side."""
+    from harness.html_report import from_file, render
+    from harness.report import ReportError
+    from harness.terminal import OutputProblem, check_outputs
+
+    try:
+        outputs = check_outputs(output=args.output)
+    except OutputProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    reports = []
+    for path in args.reports:
+        try:
+            reports.append(from_file(path))
+        except OSError as error:
+            raise UsageProblem(f"report html: {path}: {error.strerror}") from None
+        except (ValueError, ReportError, KeyError) as error:
+            raise UsageProblem(f"report html: {error}") from None
+    with _open(outputs["output"]) as stream:
+        stream.write(render(reports, title=args.title))
+    if not outputs["output"].is_stdout:
+        print(f"wrote {args.output}: {len(reports)} report(s), {sum(len(r.cases) for r in reports)} cases")
+    return 0
 
 
 def _shown(result: CaseResult) -> str:
@@ -472,6 +519,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
+    run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
     run.set_defaults(handler=run_command)
     listing = with_catalog(commands.add_parser("list", help="the scenarios: IDs, levels, tags"))
     listing.add_argument("--json", action="store_true", help="a JSON array, one object per scenario")
@@ -490,6 +538,15 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     rejudge.add_argument("--conventions", metavar="NAME", help="enforce this convention set")
     rejudge.add_argument("-o", "--output", type=Path, metavar="F", help="write the judged report (JSONL)")
     rejudge.set_defaults(handler=report_judge_command)
+    page = report_commands.add_parser(
+        "html", help="saved JSONL reports as one HTML page: scenario x engine, one column set per report"
+    )
+    page.add_argument("reports", type=Path, nargs="+", metavar="RUN.jsonl")
+    page.add_argument(
+        "-o", "--output", required=True, metavar="F", help="the HTML file (- for standard output)"
+    )
+    page.add_argument("--title", default="turngate report", help="the page's title")
+    page.set_defaults(handler=report_html_command)
     catalog = commands.add_parser("catalog", help="the scenario catalog")
     check = with_catalog(catalog.add_subparsers(dest="catalog_command", required=True).add_parser("check"))
     check.set_defaults(handler=catalog_check_command)

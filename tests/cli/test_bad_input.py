@@ -22,6 +22,8 @@ HERE = Path(__file__).resolve().parent
         (["run", "--junit", "no-such-folder/junit.xml"], "--junit: no-such-folder/junit.xml: the folder"),
         (["run", "--report-json", "no-such-folder/r.jsonl"], "--report-json: no-such-folder/r.jsonl"),
         (["run", "--report-json", ".", "-k", ONE], "--report-json: .: is a folder"),
+        (["run", "--html", "no-such-folder/r.html"], "--html: no-such-folder/r.html: the folder"),
+        (["report", "html", "missing.jsonl", "-o", "r.html"], "report html: missing.jsonl: No such file"),
         (["run", "--report-json", "-", "--junit", "-"], "only one report can go to standard output"),
         (["run", "--reading", "bogus"], "--reading: 'bogus': the chosen scenarios know: "),
         (["run", "--reading", "codex-yolo", "-k", ONE], "no chosen scenario has readings"),
