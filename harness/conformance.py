@@ -254,9 +254,8 @@ def report_judge_command(args: argparse.Namespace) -> int:
     results = [_judged(line, args.reading, args.conventions) for line in lines]
     for result in results:
         if result.outcome in ("failed", "non-strict", "partial", "errored", "unreached"):
-            print(
-                f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]\n{_indent(result.message)}"
-            )
+            case = f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]"
+            print(visible(f"{case}\n{_indent(result.message)}"))
     from harness.terminal import console
 
     console().print(summary(results, None), soft_wrap=True)
