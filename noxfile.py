@@ -17,7 +17,8 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     # The HTML report is tested in a real headless Chromium (Debian's package); install it if missing.
     session.run("bash", "scripts/ensure-chromium", external=True)
-    session.run("pytest", "-n", "auto", *session.posargs)
+    # worksteal: the few whole-catalog tests take a minute each; idle workers take queued tests over.
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs)
 
 
 @nox.session
