@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 import time
 import traceback
@@ -292,7 +293,8 @@ def run_all(
             down = result if result.outcome == "unreached" else None
             yield result
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
+    try:
         futures = {
             pool.submit(_run_one, scenario, engine, chosen, reading, conventions): (scenario, engine)
             for scenario, engine in planned
@@ -311,6 +313,42 @@ def run_all(
             for future, (scenario, engine) in futures.items():
                 if future.cancelled():
                     yield _unreached(scenario, engine, down)
+    except BaseException:  # Ctrl-C, or the caller stopped reading: no case after this one matters
+        _stop_now(pool)
+        raise
+    pool.shutdown()
+
+
+STOP_GRACE_SEC: Final = 1.5  # Ctrl-C must end a run within 2 s, its report and summary written
+
+
+def _worker_signals() -> None:
+    """In each pool worker. Ctrl-C reaches the whole process group, but only the parent decides what
+    it means (it stops the workers itself, and keeps the results it has). Its SIGTERM unwinds the
+    running case as an exception, so the case's engines are stopped and its folder removed."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _unwind)
+
+
+def _unwind(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers: SIGTERM, a short grace, then SIGKILL.
+    (Leaving the pool's ``with`` block instead would wait for every queued case to finish.)"""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SEC
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+    for worker in workers:
+        if worker.is_alive():
+            worker.kill()
+            worker.join(1.0)
 
 
 def _unreached(scenario: Scenario, engine: str, cause: CaseResult) -> CaseResult:

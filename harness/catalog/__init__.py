@@ -16,10 +16,11 @@ import jsonschema
 import yaml
 
 from harness.catalog.sentences import sentences
+from harness.shipped_data import data_dir
 from harness.verdict import CONVENTION, REFERENCE, Checks
 
 SCHEMA_PATH: Final = Path(__file__).with_name("scenario.schema.json")
-CATALOG_DIR: Final = Path(__file__).resolve().parents[2] / "scenarios"
+CATALOG_DIR: Final = data_dir("scenarios")  # the shipped catalog (checkout or installed package)
 CATALOG_VERSION: Final = "1"
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
 ACTIONS: Final = ("start", "reply", "advance_clock", "cancel", "restart")

@@ -33,6 +33,15 @@ class ServeOptions:
     turn_timeout_sec: float = 120.0
     max_reply_bytes: int = MAX_REPLY_BYTES
 
+    def __post_init__(self) -> None:
+        # The command line checks these as it parses; a caller building options in code gets the same.
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"--port: {self.port}: a port is 0 (any free port) to 65535")
+        if self.slots < 1:
+            raise ValueError(f"--slots: {self.slots}: must be at least 1")
+        if not self.turn_timeout_sec > 0:
+            raise ValueError(f"--turn-timeout: {self.turn_timeout_sec}: must be more than 0 seconds")
+
 
 def check_host(host: str, allow_remote: bool) -> None:
     if allow_remote:

@@ -79,7 +79,7 @@ def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None
         encoding="utf-8"
     )
     bad.write_text(good.replace("max_attempt: 2", "max_attempt: 0"), encoding="utf-8")
-    done = _turngate("run", "--catalog", str(tmp_path))
+    done = _turngate("run", "--no-shipped", "--catalog", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert str(bad) in done.stderr and "skill.max_attempt" in done.stderr and ": 0:" in done.stderr
     assert done.stderr.count("\n") == 1
@@ -95,9 +95,8 @@ def test_a_failing_case_makes_the_run_fail(tmp_path: Path, capsys: pytest.Captur
         good.replace("error_code: INTERACTIVE_MAX_ATTEMPT_EXCEEDED", "error_code: NOPE"), encoding="utf-8"
     )
     report = tmp_path / "r.jsonl"
-    code = main(
-        ["run", "--catalog", str(tmp_path), "--engine", "iflow", "--jobs", "1", "--report-json", str(report)]
-    )
+    only_mine = ["--no-shipped", "--catalog", str(tmp_path)]
+    code = main(["run", *only_mine, "--engine", "iflow", "--jobs", "1", "--report-json", str(report)])
     assert code == 1
     _, (case,), footer = read_report(report)
     assert case["outcome"] == "failed" and footer["counts"]["failed"] == 1
