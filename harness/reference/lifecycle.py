@@ -17,8 +17,10 @@ States: queued -> running -> (waiting_user -> queued|running ->)* succeeded | fa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import threading
 import traceback
 import uuid
@@ -50,6 +52,7 @@ from harness.reference.store import RunRecord, Store
 from harness.reference.turn import TurnAssessment, TurnInput, assess
 
 DEFAULT_SESSION_TIMEOUT_SEC: Final = 1200
+MAX_SESSION_TIMEOUT_SEC: Final = 10**9  # about 31 years; the store keeps deadlines as numbers
 TERMINAL_STATES: Final = frozenset({"succeeded", "failed", "canceled"})
 
 CANCELED_BY_USER: Final = "CANCELED_BY_USER"
@@ -152,14 +155,20 @@ class Orchestrator:
             raise RunRequestError(
                 refusal, f"skill {request.skill.name!r}: engine {request.engine!r}, mode {request.mode!r}"
             )
-        if request.session_timeout_sec < 1:
+        if not 1 <= request.session_timeout_sec <= MAX_SESSION_TIMEOUT_SEC:
             raise RunRequestError(
                 "RUNTIME_OPTION_INVALID", f"session_timeout_sec: {request.session_timeout_sec!r}"
             )
         profile = request.profile or self.probe(request.engine)
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         run_dir = self.runs_dir / run_id
-        self._prepare_run_dir(run_dir, request)
+        try:
+            self._prepare_run_dir(run_dir, request)
+        except (OSError, ValueError) as error:  # unwritable values: no half-made run folder stays
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise RunRequestError(
+                "REQUEST_INVALID", f"the run folder could not be written ({error})"
+            ) from None
         now = self.clock.now()
         record = RunRecord(
             run_id=run_id,
@@ -199,9 +208,13 @@ class Orchestrator:
         )
         with self._lock:
             self._skills[run_id] = request.skill
-            with self.store.transaction() as tx:
-                tx.insert_run(record)
-                protocol.started(tx, record, now)
+            try:
+                with self.store.transaction() as tx:
+                    tx.insert_run(record)
+                    protocol.started(tx, record, now)
+            except BaseException:
+                shutil.rmtree(run_dir, ignore_errors=True)  # a run the store refused has no folder
+                raise
             self._dispatch()
         return run_id
 
@@ -407,14 +420,18 @@ class Orchestrator:
             if ended is not None:
                 ended.kill("ended")  # before the slot goes back, so processes never outnumber slots
                 self.store.forget_process(run.run_id, ended.pid)
-        except Exception:  # a harness bug must end the run visibly, not hang it
+        except Exception as error:  # a harness bug must end the run visibly, not hang it
+            # The traceback names the server's files: it goes to the run folder, not to the client.
+            with contextlib.suppress(OSError):
+                (Path(run.run_dir) / "orchestrator-error.txt").write_text(
+                    traceback.format_exc(), encoding="utf-8", errors="backslashreplace"
+                )
+            message = f"the orchestrator failed during the turn ({type(error).__name__})"
             with self._lock:
                 if not self._closed:
                     current = self._run(run.run_id)
                     if current.state not in TERMINAL_STATES:
-                        self._finish(
-                            current, "failed", ORCHESTRATOR_ERROR, traceback.format_exc(), attempt=attempt
-                        )
+                        self._finish(current, "failed", ORCHESTRATOR_ERROR, message, attempt=attempt)
         finally:
             with self._lock:
                 self._workers.pop(run.run_id, None)
