@@ -14,7 +14,18 @@ from harness.reference.skill import load_skill
 from harness.reference.store import Store
 
 CAPABILITIES: Final = frozenset(
-    {"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch", "gemini_output_format"}
+    {
+        "clock",
+        "restart",
+        "slots",
+        "argv",
+        "sticky",
+        "history",
+        "events",
+        "patch",
+        "gemini_output_format",
+        "watchdog",
+    }
 )
 
 
@@ -44,6 +55,7 @@ class ReferenceConnector:
             profile=runtime.get("profile"),
             require_user_reply=runtime.get("require_user_reply", True),
             session_timeout_sec=runtime.get("session_timeout_sec", 1200),
+            turn_timeout_sec=runtime.get("turn_timeout_sec"),
         )
         self._run_id = self._live.submit(request)
 

@@ -85,6 +85,8 @@ class RunRequest:
     model: str | None = None
     # Per run, for a server whose clients choose (turngate serve); None: the orchestrator's default.
     gemini_output_format: str | None = None
+    # Per run, for a case that needs the watchdog soon (a hanging engine); None: EngineSetup's.
+    turn_timeout_sec: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,8 @@ class Orchestrator:
             raise RunRequestError(
                 refusal, f"skill {request.skill.name!r}: engine {request.engine!r}, mode {request.mode!r}"
             )
+        if request.turn_timeout_sec is not None and not 0 < request.turn_timeout_sec <= 86400:
+            raise RunRequestError("RUNTIME_OPTION_INVALID", f"turn_timeout_sec: {request.turn_timeout_sec!r}")
         if not 1 <= request.session_timeout_sec <= MAX_SESSION_TIMEOUT_SEC:
             raise RunRequestError(
                 "RUNTIME_OPTION_INVALID", f"session_timeout_sec: {request.session_timeout_sec!r}"
@@ -201,6 +205,7 @@ class Orchestrator:
                     "execution_mode": request.mode,
                     "interactive_require_user_reply": request.require_user_reply,
                     "session_timeout_sec": request.session_timeout_sec,
+                    "turn_timeout_sec": request.turn_timeout_sec,
                 },
             },
             created_at=now,
@@ -461,7 +466,7 @@ class Orchestrator:
         self, run: RunRecord, attempt: int, argv: tuple[str, ...], reply: str | None
     ) -> TurnBytes | None:
         run_dir = Path(run.run_dir)
-        timeout = self.engines.turn_timeout_sec
+        timeout = run.request["runtime_options"].get("turn_timeout_sec") or self.engines.turn_timeout_sec
         if run.profile == "sticky_process":
             with self._lock:
                 resident = self._residents.get(run.run_id)

@@ -41,6 +41,7 @@ MAX_REPLY_BYTES: Final = 64 * 1024
 MAX_JOB_BYTES: Final = 1024 * 1024
 # The largest wait a client may ask for (about 31 years): anything above is a mistake, not a wish.
 MAX_SESSION_TIMEOUT_SEC: Final = 10**9
+MAX_TURN_TIMEOUT_SEC: Final = 86400
 
 # Runtime options of HTTP_API.md, plus turngate's own (prefixed) for its reference server.
 RUNTIME_OPTIONS: Final = frozenset(
@@ -51,6 +52,7 @@ RUNTIME_OPTIONS: Final = frozenset(
         "session_timeout_sec",
         "turngate_profile",
         "turngate_gemini_output_format",
+        "turngate_turn_timeout_sec",
     }
 )
 SETTLED_STATES: Final = TERMINAL_STATES | {"waiting_user"}
@@ -199,6 +201,17 @@ class JobService:
         output_format = options.get("turngate_gemini_output_format")
         if output_format is not None and output_format not in GEMINI_FORMATS:
             raise _invalid_option("turngate_gemini_output_format", output_format, "json or stream-json")
+        turn_timeout = options.get("turngate_turn_timeout_sec")
+        if turn_timeout is not None and (
+            isinstance(turn_timeout, bool)
+            or not isinstance(turn_timeout, int | float)
+            or not 0 < turn_timeout <= MAX_TURN_TIMEOUT_SEC
+        ):
+            raise _invalid_option(
+                "turngate_turn_timeout_sec",
+                turn_timeout,
+                f"a number of seconds in (0, {MAX_TURN_TIMEOUT_SEC}]",
+            )
         return RunRequest(
             skill=skill,
             engine=str(engine),
@@ -210,6 +223,7 @@ class JobService:
             session_timeout_sec=timeout,
             model=model,
             gemini_output_format=output_format,
+            turn_timeout_sec=None if turn_timeout is None else float(turn_timeout),
         )
 
     def status(self, job_id: str) -> dict[str, Any]:
