@@ -21,6 +21,7 @@ from typing import Any, Final
 import yaml
 
 from fake_engines.install import install
+from fake_engines.script import precompile
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
 from harness.record import Placeholders, observed_step, record
@@ -122,9 +123,10 @@ def _prepare(
     name = case_id(scenario, engine)
     script = {"case": name, **scenario.engine_script}
     (shared_scripts or workdir / "scripts").mkdir(parents=True, exist_ok=True)
-    (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml").write_text(
-        yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
-    )
+    script_path = (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml")
+    script_path.write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    if shared_scripts is None:  # the engines' state folder is the case's: compile for them, once
+        precompile(str(script_path), str(workdir / "state"))
     skill_dir = write_skill(workdir / "skills", scenario.skill)
     env = {
         "HOME": str(workdir / "home"),

@@ -127,7 +127,8 @@ class ReferenceConnector:
         setup = self._setup
         assert setup is not None
         reading = setup.reading if setup.reading in SOFT_COMPLETION_READINGS else READING_BODY
-        self._store = Store(setup.workdir / "reference.sqlite3")
+        # One throwaway store per case: a restart step needs it to survive the process, not a power cut.
+        self._store = Store(setup.workdir / "reference.sqlite3", power_safe=False)
         options = CommandOptions(gemini_output_format=setup.gemini_output_format)  # type: ignore[arg-type]
         engines = EngineSetup(
             bin_dir=setup.engine_bin,

@@ -25,11 +25,14 @@ Every buffer is bounded and every wait ends (issue 15, defects 8 and 9):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import selectors
 import signal
 import subprocess
+import sys
+import termios
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +48,7 @@ DEFAULT_OUTPUT_LIMIT: Final = 64 * 1024 * 1024
 PIPE_GRACE_SEC: Final = 2.0
 _CHUNK: Final = 65536
 # A resident turn's reader runs again once the streams were quiet this long (or the turn doubled).
-_QUIET_SEC: Final = 0.02
+_QUIET_SEC: Final = 0.01
 _FIRST_READING_BYTES: Final = 64 * 1024
 
 
@@ -251,7 +254,8 @@ class Resident:
         self.scanned_bytes = 0
         assert self._process.stdout is not None and self._process.stderr is not None
         pipes = (self._process.stdout, self._process.stderr)
-        self._inodes = {os.fstat(pipe.fileno()).st_ino for pipe in pipes}
+        self._fds = tuple(pipe.fileno() for pipe in pipes)
+        self._inodes = {os.fstat(fd).st_ino for fd in self._fds}
         for name, pipe in (("stdout", self._process.stdout), ("stderr", self._process.stderr)):
             threading.Thread(target=self._drain, args=(name, pipe), daemon=True).start()
 
@@ -332,13 +336,16 @@ class Resident:
         """Let the other pipe catch up: its end-of-turn signal can arrive before the reply text.
 
         The two streams are drained by two threads, so iflow's block on stderr may be
-        seen before the text it wrote on stdout just before. Wait until neither buffer
-        has grown for a short quiet spell (bounded). Caller holds ``_changed``.
+        seen before the text it wrote on stdout just before. Wait until both pipes are
+        empty (what the engine wrote is in the buffers, or in a drain thread's hands)
+        and neither buffer has grown for a short quiet spell (bounded). Caller holds
+        ``_changed``.
         """
-        quiet, limit = 0.05, 40
+        quiet, limit = 0.01, 200
         for _ in range(limit):
             before = self._size()
-            if not self._changed.wait_for(lambda: self._size() != before, timeout=quiet):  # noqa: B023
+            grew = self._changed.wait_for(lambda: self._size() != before, timeout=quiet)  # noqa: B023
+            if not grew and not any(_unread(fd) for fd in self._fds):
                 return
 
     def send(self, line: str, timeout: float = 10.0) -> bool:
@@ -417,6 +424,15 @@ def _write_all(fd: int, data: bytes, timeout: float) -> bool:
             written = os.write(fd, view[: select.PIPE_BUF])
             view = view[written:]
     return True
+
+
+def _unread(fd: int) -> int:
+    """Bytes waiting in a pipe (0 when closed or when the platform cannot tell)."""
+    try:
+        answer = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int.from_bytes(answer, sys.byteorder)
 
 
 def _exited(pid: int) -> bool:

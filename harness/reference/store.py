@@ -158,13 +158,20 @@ _JSON_COLUMNS = {
 class Store:
     """A thread-safe handle on one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, power_safe: bool = True) -> None:
+        """``power_safe=False``: no fsync per commit (WAL ``synchronous=NORMAL``).
+
+        A process killed with SIGKILL still loses nothing committed (the WAL is
+        written before COMMIT returns); only a power loss could lose the last
+        commits. For throwaway stores (one per catalog case), where an fsync per
+        state change is most of a case's cost on a busy disk.
+        """
         self.path = path
         self._lock = threading.RLock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(f"PRAGMA synchronous={'FULL' if power_safe else 'NORMAL'}")
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
