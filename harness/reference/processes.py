@@ -43,7 +43,9 @@ from typing import IO, Any, Final
 from harness import readers
 from harness.reference.outcome import KilledBy, ProcessEnd
 
-DEFAULT_OUTPUT_LIMIT: Final = 64 * 1024 * 1024
+# A real turn writes well under 1 MiB; the limit bounds what a flooding engine costs: the gate reads
+# what is kept (several times its size in memory), so 16 MiB keeps `turngate serve` under 200 MB.
+DEFAULT_OUTPUT_LIMIT: Final = 16 * 1024 * 1024
 # How long a turn keeps reading after the engine ended or was killed, for output still in the pipes.
 PIPE_GRACE_SEC: Final = 2.0
 _CHUNK: Final = 65536
