@@ -304,3 +304,55 @@ def test_a_reply_resent_with_its_key_after_a_kill_9_gets_the_first_answer(own_se
         assert restarted.call("POST", f"/v1/jobs/{job}/interaction/reply", other)[0] == 409
     finally:
         stop_server(restarted)
+
+
+# Defect 9: an engine outlives a kill -9 of the server, not its restart ------------------------------
+
+
+def test_the_engine_of_a_turn_hung_when_the_server_was_killed_is_killed_on_restart(
+    own_server: Server,
+) -> None:
+    import sqlite3
+    import time
+
+    assert own_server.install()[0] == 200
+    case = own_server.script(f"hang-{uuid.uuid4().hex[:8]}", [{"steps": [{"hang": True}]}])
+    job = own_server.job(case, mode="auto")
+    store = own_server.root / "data" / "reference.sqlite3"
+    # Wait (bounded; nothing is timed) until the engine hangs: its call-log line is written first.
+    for _ in range(600):
+        log = own_server.call_log.read_text() if own_server.call_log.exists() else ""
+        if case in log and "hang" in log:
+            break
+        time.sleep(0.05)
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT pid, started FROM engine_processes").fetchall()
+    assert len(rows) == 1
+    engine_pid = rows[0][0]
+    own_server.process.kill()
+    own_server.process.wait()
+    assert Path(f"/proc/{engine_pid}").exists()  # orphaned, still hanging
+    restarted = start_server(own_server.root, "--test-hooks")
+    try:
+        status = restarted.call("GET", f"/v1/jobs/{job}")[1]
+        assert status["status"] == "failed"
+        assert status["error"]["code"] == "ORCHESTRATOR_RESTART_INTERRUPTED"
+        assert _gone(engine_pid)
+    finally:
+        stop_server(restarted)
+
+
+def _gone(pid: int, patience: float = 30.0) -> bool:
+    """True once ``pid`` no longer runs (gone or a zombie); waits at most ``patience`` for the reaper."""
+    import time
+
+    end = time.monotonic() + patience
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
