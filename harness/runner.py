@@ -7,6 +7,7 @@ across processes and never see each other.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -92,7 +93,7 @@ def run_case(
     missing = sorted(needed - connector.capabilities)
     if missing:
         return result("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
-    with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root) as folder:
+    with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root or _case_root()) as folder:
         workdir = Path(folder)
         try:
             setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
@@ -112,6 +113,25 @@ def run_case(
     else:
         outcome, message = ("failed" if scenario.level == "MUST" else "non-strict"), str(difference)
     return result(outcome, message, record(scenario.id, engine, reading, outcome, steps))
+
+
+@functools.cache
+def _case_root() -> str | None:
+    """Where case folders go unless told: memory (/dev/shm) when it may hold executables, and TMPDIR is unset.
+
+    A case writes and removes a few dozen small files; on a busy disk removing them
+    alone took 60-75 ms a case, a third of the in-process catalog's time (0.6 ms in memory).
+    """
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        noexec = bool(os.statvfs(_SHM).f_flag & os.ST_NOEXEC)
+    except OSError:
+        return None
+    return None if noexec or not os.access(_SHM, os.W_OK | os.X_OK) else _SHM
+
+
+_SHM: Final = "/dev/shm"
 
 
 def _prepare(
