@@ -14,8 +14,8 @@ Every buffer is bounded and every wait ends (issue 15, defects 8 and 9):
 - The engine runs in its own session, so killing its process group kills what it
   started. A descendant that left the group (``setsid``) but still holds the
   engine's pipes is found by the pipe it holds and killed too; and whatever
-  happens, the turn stops reading ``PIPE_GRACE_SEC`` after the engine ended or
-  was killed, and closes its ends of the pipes.
+  happens, the turn stops reading ``EXIT_GRACE_SEC`` after the engine exited
+  (``PIPE_GRACE_SEC`` after it was killed), and closes its ends of the pipes.
 - A resident turn does not re-read the whole turn on every chunk: the reader runs
   again only when the turn has doubled since the last reading, or when the
   streams have gone quiet (an engine that ended its turn waits for input), so the
@@ -48,6 +48,8 @@ from harness.reference.outcome import KilledBy, ProcessEnd
 DEFAULT_OUTPUT_LIMIT: Final = 16 * 1024 * 1024
 # How long a turn keeps reading after the engine ended or was killed, for output still in the pipes.
 PIPE_GRACE_SEC: Final = 2.0
+# The same after an engine exited by itself: all it wrote is in the pipes, read at once.
+EXIT_GRACE_SEC: Final = 0.25
 _CHUNK: Final = 65536
 # A resident turn's reader runs again once the streams were quiet this long (or the turn doubled).
 _QUIET_SEC: Final = 0.01
@@ -188,8 +190,10 @@ class OneShot:
                 selector.register(fd, selectors.EVENT_READ)
             while selector.get_map():
                 now = time.monotonic()
-                if drain_until is None and (self._killed_by is not None or _exited(process.pid)):
-                    drain_until = now + PIPE_GRACE_SEC
+                if drain_until is None and self._killed_by is not None:
+                    drain_until = now + PIPE_GRACE_SEC  # its group may still be dying
+                elif drain_until is None and _exited(process.pid):
+                    drain_until = now + EXIT_GRACE_SEC  # what it wrote is in the pipes already
                 if drain_until is None and now >= deadline:
                     self.kill("watchdog")
                     continue

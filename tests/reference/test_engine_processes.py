@@ -24,6 +24,7 @@ from harness.reference.processes import (
     OneShot,
     OutputLimits,
     Resident,
+    _kill_pipe_holders,
     _TurnWatch,
     identity_of,
     kill_stale_group,
@@ -175,3 +176,33 @@ def test_a_restart_kills_the_engine_group_a_crashed_orchestrator_left_behind(tmp
         for process in (engine, stranger):
             process.kill()
             process.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_fake_engine_detach_step_leaves_a_holder_of_its_pipes_that_the_turn_ends(tmp_path: Path) -> None:
+    """The fake engines' `detach` step, seen from a plain pipe reader and from OneShot."""
+    from fake_engines.install import install
+
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "detach.yaml").write_text(
+        'case: detach\nturns:\n  - steps:\n      - detach: 30\n      - say: "hi"\n', encoding="utf-8"
+    )
+    install(tmp_path / "bin")
+    env = {
+        **os.environ,
+        "TURNGATE_SCRIPTS": str(tmp_path / "scripts"),
+        "TURNGATE_STATE": str(tmp_path / "state"),
+        "TURNGATE_CALL_LOG": str(tmp_path / "calls.jsonl"),
+    }
+    argv = [str(tmp_path / "bin" / "codex"), "exec", "--json", "--skip-git-repo-check", "tg-case-detach"]
+    plain = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert plain.wait(timeout=60) == 0
+    with pytest.raises(subprocess.TimeoutExpired):  # the engine is gone, its pipes are not closed
+        plain.communicate(timeout=1)
+    assert plain.stdout is not None and plain.stderr is not None
+    _kill_pipe_holders({os.fstat(plain.stdout.fileno()).st_ino})  # end the descendant now
+    plain.stdout.close()
+    plain.stderr.close()
+    turn = OneShot(argv, cwd=tmp_path, env=env).wait(timeout=60)
+    assert turn.end == ProcessEnd(0)
+    assert readers.read("codex", turn.stdout).turn_end() is not None
