@@ -67,6 +67,7 @@ def _serve(args: argparse.Namespace) -> int:
             test_hooks=args.test_hooks,
             turn_timeout_sec=args.turn_timeout,
             max_reply_bytes=args.max_reply_bytes,
+            max_turn_output_bytes=args.max_turn_output_bytes,
         )
     except ValueError as problem:
         raise UsageProblem(f"serve: {problem}") from None
@@ -78,6 +79,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
+    from harness.reference.processes import DEFAULT_OUTPUT_LIMIT
     from harness.server.service import MAX_REPLY_BYTES
 
     serve = commands.add_parser(
@@ -115,6 +117,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     serve.add_argument(
         "--max-reply-bytes", type=at_least_one, default=MAX_REPLY_BYTES, help="larger reply bodies get 413"
+    )
+    serve.add_argument(
+        "--max-turn-output-bytes",
+        type=at_least_one,
+        default=DEFAULT_OUTPUT_LIMIT,
+        help="bytes kept per engine stream per turn; past it the turn fails ENGINE_OUTPUT_LIMIT",
     )
     serve.set_defaults(handler=_serve)
 

@@ -7,6 +7,7 @@ across processes and never see each other.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from typing import Any, Final
 import yaml
 
 from fake_engines.install import install
+from fake_engines.script import precompile
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
 from harness.decision_record import Placeholders, observed_step, record
@@ -108,7 +110,7 @@ def run_case(
     missing = sorted(needed - connector.capabilities)
     if missing:
         return result("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
-    with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root) as folder:
+    with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root or _case_root()) as folder:
         workdir = Path(folder)
         try:
             setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
@@ -127,6 +129,25 @@ def run_case(
     return result(verdict.outcome, verdict.message, case_record, verdict, steps)
 
 
+@functools.cache
+def _case_root() -> str | None:
+    """Where case folders go unless told: memory (/dev/shm) when it may hold executables, and TMPDIR is unset.
+
+    A case writes and removes a few dozen small files; on a busy disk removing them
+    alone took 60-75 ms a case, a third of the in-process catalog's time (0.6 ms in memory).
+    """
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        noexec = bool(os.statvfs(_SHM).f_flag & os.ST_NOEXEC)
+    except OSError:
+        return None
+    return None if noexec or not os.access(_SHM, os.W_OK | os.X_OK) else _SHM
+
+
+_SHM: Final = "/dev/shm"
+
+
 def _prepare(
     scenario: Scenario, engine: str, reading: str | None, workdir: Path, shared_scripts: Path | None
 ) -> CaseSetup:
@@ -136,9 +157,10 @@ def _prepare(
     name = case_id(scenario, engine)
     script = {"case": name, **scenario.engine_script}
     (shared_scripts or workdir / "scripts").mkdir(parents=True, exist_ok=True)
-    (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml").write_text(
-        yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
-    )
+    script_path = (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml")
+    script_path.write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    if shared_scripts is None:  # the engines' state folder is the case's: compile for them, once
+        precompile(str(script_path), str(workdir / "state"))
     skill_dir = write_skill(workdir / "skills", scenario.skill)
     env = {
         "HOME": str(workdir / "home"),
