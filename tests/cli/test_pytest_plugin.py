@@ -8,6 +8,7 @@ behind the command protocol (tests/cli/ignores_max_attempt.py).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -68,7 +69,8 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
     first = _pytest(tmp_path, "--turngate-target", BROKEN, "-k", "max-attempt")
     assert first.returncode == 1 and "12 failed, 4 passed" in first.stdout, first.stdout
     again = _pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q")
-    assert again.returncode == 1 and "12 failed, 211 deselected" in again.stdout, again.stdout
+    # --lf reruns the 12 failures and deselects every other case of the catalog, whatever its size
+    assert again.returncode == 1 and re.search(r"12 failed, \d+ deselected", again.stdout), again.stdout
     assert {line.split("[")[0] for line in again.stdout.splitlines() if line.startswith("FAILED ")} == {
         f"FAILED turngate::{scenario}" for scenario in CAUGHT_BY
     }
