@@ -125,7 +125,7 @@ def _prepare(
     (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml").write_text(
         yaml.safe_dump(script, sort_keys=False), encoding="utf-8"
     )
-    skill_dir = write_skill(workdir / "skills", scenario.skill)
+    skill_dir = write_skill(workdir / "skills", scenario.skill, name=skill_id(name))
     env = {
         "HOME": str(workdir / "home"),
         "TURNGATE_SCRIPTS": str(workdir / "scripts"),
@@ -148,32 +148,64 @@ def _prepare(
     )
 
 
-def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> Path:
-    """A skill package from a scenario's ``skill`` block: SKILL.md, assets/runner.json, the output schema.
+INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    # The case token rides inline in the job's input; real servers refuse an undeclared or
+    # file-sourced key given inline (HTTP_API.md, "Inputs").
+    "properties": {"case": {"type": "string", "x-input-source": "inline"}},
+    "required": ["case"],
+}
+PARAMETER_SCHEMA: Final[Mapping[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {},
+}
+SKILL_VERSION: Final = "1.0.0"
 
-    Keys (all optional): ``output_schema`` (default the greeting schema; None for none),
-    ``max_attempt``, ``artifacts``, ``modes``.
+
+def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> Path:
+    """A skill package from a scenario's ``skill`` block: SKILL.md, assets/runner.json, its schemas.
+
+    Keys (all optional): ``output_schema`` (default the greeting schema; None for a schema that
+    accepts any object, since real servers require one), ``max_attempt``, ``artifacts``, ``modes``.
+    The package is one real servers accept: ``version``, and ``schemas.input``/``parameter``/``output``
+    naming files that exist, the case token declared as an inline input.
     """
     root = folder / name
     (root / "assets").mkdir(parents=True)
     (root / "SKILL.md").write_text(
         f"---\nname: {name}\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
     )
+    output_schema = spec.get("output_schema", GREETING_SCHEMA)
+    schemas = {
+        "input": INPUT_SCHEMA,
+        "parameter": PARAMETER_SCHEMA,
+        "output": output_schema if output_schema is not None else {"type": "object"},
+    }
+    for key, schema in schemas.items():
+        (root / "assets" / f"{key}.schema.json").write_text(json.dumps(schema), encoding="utf-8")
     runner: dict[str, Any] = {
         "id": name,
+        "version": SKILL_VERSION,
         "execution_modes": list(spec.get("modes", ("auto", "interactive"))),
-        "schemas": {},
+        "schemas": {key: f"assets/{key}.schema.json" for key in schemas},
     }
-    output_schema = spec.get("output_schema", GREETING_SCHEMA)
-    if output_schema is not None:
-        (root / "assets" / "output.schema.json").write_text(json.dumps(output_schema), encoding="utf-8")
-        runner["schemas"]["output"] = "assets/output.schema.json"
     if spec.get("max_attempt") is not None:
         runner["max_attempt"] = spec["max_attempt"]
     if spec.get("artifacts"):
         runner["artifacts"] = list(spec["artifacts"])
     (root / "assets" / "runner.json").write_text(json.dumps(runner, indent=2), encoding="utf-8")
     return root
+
+
+def skill_id(case: str) -> str:
+    """One skill per case, so reinstalls never collide and HTTP cases can run in parallel.
+
+    A case id is letters, digits, ``-`` and ``_`` (see :func:`case_id`): already a valid folder
+    and SKILL.md name; lower-cased because some servers fold skill ids.
+    """
+    return case.lower()
 
 
 def _perform(
