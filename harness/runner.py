@@ -22,7 +22,7 @@ import yaml
 
 from fake_engines.install import install
 from harness.catalog import Scenario
-from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
+from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResult, TargetUnreachable
 from harness.record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
 from harness.verdict import first_difference
@@ -97,6 +97,8 @@ def run_case(
             setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
             call_log = shared_call_log or workdir / "calls.jsonl"
             steps = _perform(scenario, connector, setup, workdir, call_log)
+        except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
+            return result("skipped", str(refusal))
         except Exception as error:  # the harness or the target broke: say so, keep going
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
             outcome = "unreached" if isinstance(error, TargetUnreachable) else "errored"

@@ -12,6 +12,8 @@ target read their scripts and write their call log.
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +53,17 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "turngate_hooks": bool,
     "jobs": int,
     "events_stream": bool,
+    "engines": list,
+    "models": dict,
+    "auth": dict,
+    "headers": dict,
+    "retries": int,
+    "events_source": str,
+    "honours_session_timeout": bool,
+    "restart_command": str,
 }
+EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
+AUTH_SCHEMES: Final = ("bearer", "basic")
 
 
 class TargetProblem(ValueError):
@@ -70,8 +82,17 @@ class HttpOptions:
     request_timeout_sec: float = 30.0
     settle_timeout_sec: float = 300.0
     turngate_hooks: bool = False
-    jobs: int = 1  # cases at once: a real server may queue, and all cases share one skill name
+    jobs: int = 1  # cases at once (each case installs its own skill, so they may run together)
     events_stream: bool = True  # follow GET /events (SSE) while waiting, polling as the fallback
+    engines: frozenset[str] | None = None  # the engines the server runs (None: ask it, case by case)
+    models: Mapping[str, str] = field(default_factory=dict)  # engine -> the ``model`` to request
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent with every request (auth included)
+    retries: int = 5  # transient failures (reset, 429, 503) retried with backoff
+    # Where the protocol (FCMP) events are: the history endpoint, the SSE stream's chat_event
+    # frames (a server whose history holds runtime events), or nowhere; auto looks at the history.
+    events_source: str = "auto"
+    honours_session_timeout: bool = False  # a short real session_timeout_sec in the request works
+    restart_command: str | None = None  # a shell command that restarts the server (else no restart)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +198,14 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
     jobs = int(raw.get("jobs", 1))
     if jobs < 1:
         raise TargetProblem(f"{where}: jobs: {jobs!r}: must be >= 1")
+    events_source = str(raw.get("events_source", "auto"))
+    if events_source not in EVENTS_SOURCES:
+        raise TargetProblem(f"{where}: events_source: {events_source!r}: one of {', '.join(EVENTS_SOURCES)}")
+    engines = raw.get("engines")
+    models = {str(engine): str(model) for engine, model in dict(raw.get("models", {})).items()}
+    retries = int(raw.get("retries", 5))
+    if retries < 0:
+        raise TargetProblem(f"{where}: retries: {retries!r}: must be >= 0")
     return HttpOptions(
         base_url=base_url,
         scripts_dir=Path(raw["scripts_dir"]).expanduser(),
@@ -188,4 +217,35 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         turngate_hooks=hooks,
         jobs=jobs,
         events_stream=bool(raw.get("events_stream", True)),
+        engines=frozenset(map(str, engines)) if engines is not None else None,
+        models=models,
+        headers=_headers(where, raw),
+        retries=retries,
+        events_source=events_source,
+        honours_session_timeout=bool(raw.get("honours_session_timeout", False)),
+        restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
     )
+
+
+def _headers(where: str, raw: Mapping[str, Any]) -> dict[str, str]:
+    """``headers`` as given, plus ``auth: {scheme: bearer|basic, env: VARIABLE}``: the secret stays in
+    the environment, never in the file (basic: the variable holds ``user:password``)."""
+    headers = {str(name): str(value) for name, value in dict(raw.get("headers", {})).items()}
+    auth = raw.get("auth")
+    if auth is None:
+        return headers
+    scheme, variable = auth.get("scheme"), auth.get("env")
+    if scheme not in AUTH_SCHEMES:
+        raise TargetProblem(f"{where}: auth.scheme: {scheme!r}: one of {', '.join(AUTH_SCHEMES)}")
+    if not isinstance(variable, str) or not variable:
+        raise TargetProblem(f"{where}: auth.env: {variable!r}: the name of an environment variable")
+    secret = os.environ.get(variable)
+    if not secret:
+        raise TargetProblem(f"{where}: auth.env: {variable!r}: not set in the environment")
+    if scheme == "bearer":
+        headers["Authorization"] = f"Bearer {secret}"
+    else:
+        if ":" not in secret:
+            raise TargetProblem(f"{where}: auth.env: {variable!r}: basic needs user:password in it")
+        headers["Authorization"] = "Basic " + base64.b64encode(secret.encode()).decode()
+    return headers
