@@ -105,6 +105,8 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
         log.write("usage_error", usage.exit_code)
         return usage.exit_code
     log.note(action=invocation.action)
+    if invocation.action == "run":
+        log.note_skills()
     if invocation.action != "run":
         os.write(1, invocation.text.encode("utf-8"))
         log.write("exited", 0)

@@ -36,7 +36,7 @@ KNOWN_CAPABILITIES: Final = frozenset(
         "gemini_output_format",
     }
 )
-# What any job-API server shows: the events and history; the call log adds argv.
+# What any job-API server shows: the events and history; the call log adds argv and the patch.
 HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
 # turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a
 # case choose the profile (sticky) and gemini's output format.
@@ -179,8 +179,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
     declared = raw.get("capabilities")
     if declared is None:
         capabilities = set(HTTP_BASE_CAPABILITIES)
-        if call_log is not None:
-            capabilities |= {"argv"}
+        if call_log is not None:  # the engines' own record: argv, and the patched SKILL.md they read
+            capabilities |= {"argv", "patch"}
         if hooks:
             capabilities |= HOOK_CAPABILITIES
     else:

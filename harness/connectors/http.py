@@ -568,16 +568,23 @@ def attempts_from_events(events: Sequence[Mapping[str, Any]] | None) -> int | No
     return max(numbers) if numbers else None
 
 
-def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...] | None:
     """The interaction history as the in-process connector reports it, rebuilt from FCMP events.
 
     A ``user.input.required`` without an integer ``interaction_id`` opens a row of its own (id
     None); a reply event closes the row it names, else the latest open one. ``automatic`` is None
-    where the event does not say (the target cannot show it).
+    where the event does not say. None (the target cannot show the history) when an ask was
+    answered — a later attempt ran — but no reply event says with what.
     """
     rows: list[dict[str, Any]] = []
+    asked_in: list[int | None] = []  # each row's attempt
+    latest_attempt: int | None = None
     for event in events:
         data = event.get("data") or {}
+        meta = event.get("meta")
+        attempt = meta.get("attempt") if isinstance(meta, Mapping) else None
+        if is_int(attempt):
+            latest_attempt = max(attempt, latest_attempt or attempt)
         if not isinstance(data, Mapping):
             continue
         named = data.get("interaction_id")
@@ -594,6 +601,7 @@ def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[st
                         "automatic": None,
                     }
                 )
+                asked_in.append(attempt if is_int(attempt) else None)
             case kind if kind in REPLY_EVENTS:
                 open_rows = [
                     row
@@ -605,6 +613,10 @@ def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[st
                         response=data.get("response", data.get("response_preview")),
                         automatic=data.get("automatic"),
                     )
+    for row, attempt in zip(rows, asked_in, strict=True):
+        answered = attempt is not None and latest_attempt is not None and latest_attempt > attempt
+        if answered and row["response"] is None and row["automatic"] is None:
+            return None
     return tuple(rows)
 
 
