@@ -148,6 +148,7 @@ def _prepare(
         env,
         workdir / "bin",
         scenario.gemini_output_format,
+        uses_clock=any(step.action == "advance_clock" for step in scenario.steps),
     )
 
 

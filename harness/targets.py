@@ -60,6 +60,8 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "retries": int,
     "events_source": str,
     "honours_session_timeout": bool,
+    "session_timeout_real_sec": int,
+    "clock_grace_sec": (int, float),
     "restart_command": str,
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
@@ -91,7 +93,12 @@ class HttpOptions:
     # Where the protocol (FCMP) events are: the history endpoint, the SSE stream's chat_event
     # frames (a server whose history holds runtime events), or nowhere; auto looks at the history.
     events_source: str = "auto"
-    honours_session_timeout: bool = False  # a short real session_timeout_sec in the request works
+    # A short real session_timeout_sec in the request works: the clock scenarios run on real time,
+    # the scenario's timeout scaled down to session_timeout_real_sec, and the server given
+    # clock_grace_sec past it to act.
+    honours_session_timeout: bool = False
+    session_timeout_real_sec: int = 3
+    clock_grace_sec: float = 8.0
     restart_command: str | None = None  # a shell command that restarts the server (else no restart)
 
 
@@ -183,6 +190,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= {"argv", "patch"}
         if hooks:
             capabilities |= HOOK_CAPABILITIES
+        if raw.get("honours_session_timeout"):
+            capabilities |= {"clock"}
     else:
         unknown = sorted(set(map(str, declared)) - KNOWN_CAPABILITIES)
         if unknown:
@@ -223,8 +232,17 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         retries=retries,
         events_source=events_source,
         honours_session_timeout=bool(raw.get("honours_session_timeout", False)),
+        session_timeout_real_sec=_at_least_one(where, "session_timeout_real_sec", raw),
+        clock_grace_sec=float(raw.get("clock_grace_sec", 8.0)),
         restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
     )
+
+
+def _at_least_one(where: str, name: str, raw: Mapping[str, Any]) -> int:
+    value = int(raw.get(name, 3))
+    if value < 1:
+        raise TargetProblem(f"{where}: {name}: {value!r}: must be >= 1 (seconds)")
+    return value
 
 
 def _headers(where: str, raw: Mapping[str, Any]) -> dict[str, str]:

@@ -42,6 +42,7 @@ class CaseSetup:
     engine_env: Mapping[str, str]  # TURNGATE_* for the fake engines
     engine_bin: Path
     gemini_output_format: str | None = None  # what the scenario needs, for targets that let us choose
+    uses_clock: bool = False  # the scenario moves the clock: a real server gets a short real timeout
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,13 @@ class HttpConnector:
         self._anomalies: list[Mapping[str, Any]] = []
         self._events_source: str | None = None  # "history" or "stream", once auto has looked
         self._streamed: dict[tuple[Any, Any, Any], Mapping[str, Any]] = {}  # (attempt, seq, type)
+        # The real clock (a server that honours a short session_timeout_sec, no hooks): the
+        # scenario's timeout, the scenario seconds since the run began waiting, and when it did.
+        self._real_clock = False
+        self._scenario_timeout = 1200.0
+        self._clock_elapsed = 0.0
+        self._waiting_since: float | None = None
+        self._waiting_for: Any = None  # the pending interaction id the run waits on
 
     # Actions -----------------------------------------------------------------------------
 
@@ -105,6 +112,12 @@ class HttpConnector:
             options["interactive_require_user_reply"] = runtime["require_user_reply"]
         if "session_timeout_sec" in runtime:
             options["session_timeout_sec"] = runtime["session_timeout_sec"]
+        self._real_clock = (
+            setup.uses_clock and not self.options.turngate_hooks and self.options.honours_session_timeout
+        )
+        if self._real_clock:  # the scenario's timeout, in real seconds the case can wait for
+            self._scenario_timeout = float(runtime.get("session_timeout_sec", 1200))
+            options["session_timeout_sec"] = self.options.session_timeout_real_sec
         if self.options.turngate_hooks:  # turngate serve's own options; another server would refuse them
             if runtime.get("profile"):
                 options["turngate_profile"] = runtime["profile"]
@@ -202,9 +215,36 @@ class HttpConnector:
         return bool(answer.get("accepted"))
 
     def advance_clock(self, seconds: float) -> None:
-        if not self.options.turngate_hooks:
-            raise TargetError("an HTTP server's clock cannot be moved (only turngate serve --test-hooks)")
-        self._json("POST", "/v1/_turngate/clock/advance", {"seconds": seconds})
+        if self.options.turngate_hooks:
+            self._json("POST", "/v1/_turngate/clock/advance", {"seconds": seconds})
+            return
+        if not self._real_clock:
+            raise TargetError(
+                "an HTTP server's clock cannot be moved (turngate serve --test-hooks), nor was a short"
+                " real session_timeout_sec sent (honours_session_timeout: in the target file)"
+            )
+        self._clock_elapsed += seconds
+        if self._clock_elapsed < self._scenario_timeout or self._waiting_since is None:
+            return  # still inside the timeout: what the server shows now is what it shows then
+        self._wait_past_timeout(self._waiting_since)
+        self._waiting_since = None  # this wait's deadline is spent; later advances add nothing
+
+    def _wait_past_timeout(self, since: float) -> None:
+        """Sleep until the short real timeout has passed, then give the server its grace to act."""
+        due = since + self.options.session_timeout_real_sec + 0.5
+        while (left := due - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
+        grace = time.monotonic() + self.options.clock_grace_sec
+        pause = 0.05
+        while time.monotonic() < grace:
+            status = self._status()
+            if (
+                status.get("status") != "waiting_user"
+                or status.get("pending_interaction_id") != self._waiting_for
+            ):
+                return
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
 
     def restart(self) -> None:
         if self.options.turngate_hooks:
@@ -245,6 +285,13 @@ class HttpConnector:
                 pause = min(pause * 1.5, 0.5)  # back off: a busy server may run one job at a time
         if self.options.turngate_hooks:  # engines stopped, call log written: the reference knows
             self._json("POST", "/v1/_turngate/idle", {"timeout": self.options.settle_timeout_sec})
+        if status.get("status") == "waiting_user":
+            waiting_for = status.get("pending_interaction_id")
+            if self._waiting_since is None or waiting_for != self._waiting_for:
+                self._waiting_since, self._waiting_for = time.monotonic(), waiting_for
+                self._clock_elapsed = 0.0
+        else:
+            self._waiting_since = None
 
     def _settled(self, status: Mapping[str, Any]) -> bool:
         state = status.get("status")
