@@ -87,6 +87,7 @@ class HttpConnector:
         self._replied_to: int | None = None  # an accepted reply's interaction: still "waiting" is stale
         self._last_status: Mapping[str, Any] = {}
         self._anomalies: list[Mapping[str, Any]] = []
+        self.install_flow: str | None = None  # "synchronous" or "asynchronous", once a skill went in
         self._events_source: str | None = None  # "history" or "stream", once auto has looked
         self._streamed: dict[tuple[Any, Any, Any], Mapping[str, Any]] = {}  # (attempt, seq, type)
         # The real clock (a server that honours a short session_timeout_sec, no hooks): the
@@ -150,7 +151,9 @@ class HttpConnector:
         if status != 200:
             raise TargetError(f"POST {path} ({skill_dir.name}): HTTP {status}: {short(answer)}")
         if not isinstance(answer, Mapping) or answer.get("status") not in ("queued", "running"):
-            return  # a synchronous install: installed once it answers
+            self.install_flow = "synchronous"
+            return  # installed once it answers
+        self.install_flow = "asynchronous"
         request = answer.get("request_id")
         if not isinstance(request, str | int):
             self._anomaly("POST", path, status, answer, "an asynchronous install without a request_id")

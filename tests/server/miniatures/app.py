@@ -151,7 +151,9 @@ class Miniature:
         )
 
     async def status(self, request: Request) -> Response:
-        job = self.jobs[request.path_params["job"]]
+        job = self.jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"detail": "Request not found"}, status_code=404)
         waiting = job.status == "waiting_user"
         return JSONResponse(
             {
