@@ -108,7 +108,12 @@ def run_case(
             connector.close()
             if shared_scripts is not None:
                 (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
-    difference = first_difference(scenario.expectations(reading), steps)
+    try:
+        difference = first_difference(scenario.expectations(reading), steps)
+    except (TypeError, KeyError, AttributeError) as error:  # e.g. a field the target cannot show (None)
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        message = f"the verdict could not judge this record: {detail}"
+        return result("errored", message, record(scenario.id, engine, reading, "errored", steps))
     if difference is None:
         outcome, message = "passed", ""
     else:
