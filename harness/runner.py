@@ -202,8 +202,11 @@ def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> P
     }
     if spec.get("max_attempt") is not None:
         runner["max_attempt"] = spec["max_attempt"]
-    if spec.get("artifacts"):
-        runner["artifacts"] = list(spec["artifacts"])
+    if spec.get("artifacts"):  # objects, the form every server of this family reads (not only strings)
+        runner["artifacts"] = [
+            {"role": path.replace(".", "_").replace("/", "_"), "pattern": path, "required": True}
+            for path in spec["artifacts"]
+        ]
     (root / "assets" / "runner.json").write_text(json.dumps(runner, indent=2), encoding="utf-8")
     return root
 
