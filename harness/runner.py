@@ -14,14 +14,13 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
 from fake_engines.install import install
-from harness.callpatch import patch_from_calls
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResult, TargetUnreachable
 from harness.record import Placeholders, observed_step, record
@@ -225,7 +224,6 @@ def _perform(
 ) -> list[dict[str, Any]]:
     names = Placeholders(str(workdir))
     steps: list[dict[str, Any]] = []
-    seen_patch: str | None = None
     log_start = call_log.stat().st_size if call_log.exists() else 0  # a shared log: only this case's part
     for index, step in enumerate(scenario.steps):
         reply: ReplyResult | None = None
@@ -249,9 +247,6 @@ def _perform(
         connector.settle()
         observation = connector.observe()
         calls = _calls(call_log, setup.case_id, log_start)
-        if observation.patch is None:  # a black-box server: the patch it gave the engine, if seen
-            seen_patch = patch_from_calls(calls, setup.skill_dir) or seen_patch
-            observation = replace(observation, patch=seen_patch)
         observed = observed_step(
             index, step.action, step.argument, observation, reply, accepted, calls, names
         )

@@ -63,6 +63,7 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "session_timeout_real_sec": int,
     "clock_grace_sec": (int, float),
     "restart_command": str,
+    "patch_modules": dict,
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
 AUTH_SCHEMES: Final = ("bearer", "basic")
@@ -100,6 +101,8 @@ class HttpOptions:
     session_timeout_real_sec: int = 3
     clock_grace_sec: float = 8.0
     restart_command: str | None = None  # a shell command that restarts the server (else no restart)
+    # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
+    patch_modules: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +238,7 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         session_timeout_real_sec=_at_least_one(where, "session_timeout_real_sec", raw),
         clock_grace_sec=float(raw.get("clock_grace_sec", 8.0)),
         restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
+        patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
     )
 
 

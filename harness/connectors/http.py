@@ -38,6 +38,7 @@ from typing import Any, Final, TypeGuard
 import httpx
 import httpx_sse
 
+from harness.callpatch import patch_from_calls
 from harness.connectors import base
 from harness.connectors.base import CaseSetup, CaseSkipped, Observation, ReplyResult
 from harness.targets import HttpOptions
@@ -97,6 +98,10 @@ class HttpConnector:
         self._clock_elapsed = 0.0
         self._waiting_since: float | None = None
         self._waiting_for: Any = None  # the pending interaction id the run waits on
+        # The fake engines' call log: where this case's part begins, and the last patch seen there.
+        self._setup: CaseSetup | None = None
+        self._log_start = 0
+        self._seen_patch: str | None = None
 
     # Actions -----------------------------------------------------------------------------
 
@@ -106,6 +111,9 @@ class HttpConnector:
             raise CaseSkipped(
                 f"the target runs only {', '.join(sorted(engines))} (engines: in the target file)"
             )
+        self._setup = setup
+        log = self.options.call_log
+        self._log_start = log.stat().st_size if log is not None and log.exists() else 0
         self._install(setup.skill_dir)
         runtime = setup.runtime
         options: dict[str, Any] = {"execution_mode": runtime["mode"], "no_cache": True}
@@ -364,9 +372,27 @@ class HttpConnector:
                 else None
             ),
             slot_held=internals.get("slot_held"),
-            patch=internals.get("patch"),
+            patch=internals.get("patch") or self._patch_from_call_log(),
             extra=extra,
         )
+
+    def _patch_from_call_log(self) -> str | None:
+        """A server that shows no patch: the patched SKILL.md its engine read (see callpatch.py)."""
+        log, setup = self.options.call_log, self._setup
+        if log is None or setup is None or not log.exists():
+            return None
+        with log.open("rb") as stream:
+            stream.seek(self._log_start)
+            lines = stream.read().decode("utf-8", "replace").splitlines()
+        calls = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                call = json.loads(line)
+                if isinstance(call, Mapping) and call.get("case") == setup.case_id:
+                    calls.append(call)
+        patch = patch_from_calls(calls, setup.skill_dir, self.options.patch_modules)
+        self._seen_patch = patch or self._seen_patch
+        return self._seen_patch
 
     def _status(self) -> Mapping[str, Any]:
         status = self._json("GET", f"/v1/jobs/{self._id}")
