@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import yaml
 
+from fake_engines.engine import NON_RESUMABLE_FILE
 from fake_engines.install import install
 from harness.catalog import Scenario
 from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResult, TargetUnreachable
@@ -107,6 +108,8 @@ def run_case(
             connector.close()
             if shared_scripts is not None:
                 (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
+                if wants_sticky(scenario):
+                    (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)
     try:
         difference = first_difference(scenario.expectations(reading), steps)
     except (TypeError, KeyError, AttributeError) as error:  # e.g. a field the target cannot show (None)
@@ -118,6 +121,16 @@ def run_case(
     else:
         outcome, message = ("failed" if scenario.level == "MUST" else "non-strict"), str(difference)
     return result(outcome, message, record(scenario.id, engine, reading, outcome, steps))
+
+
+def wants_sticky(scenario: Scenario) -> bool:
+    return "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process"
+
+
+def exclusive(scenario: Scenario) -> bool:
+    """A case that must have a shared server to itself: what it observes (slots taken, the engines'
+    resumability) would be disturbed by other cases running at the same time."""
+    return wants_sticky(scenario) or "slots" in scenario.capabilities
 
 
 def _prepare(
@@ -140,8 +153,10 @@ def _prepare(
         "TURNGATE_CALL_LOG": str(workdir / "calls.jsonl"),
         "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
     }
-    if "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process":
+    if wants_sticky(scenario):
         env["TURNGATE_NON_RESUMABLE"] = engine  # what a probing orchestrator needs to choose sticky_process
+        if shared_scripts is not None:  # a server's engines: the same knob, as a file they read
+            (shared_scripts / NON_RESUMABLE_FILE).write_text(engine, encoding="utf-8")
     return CaseSetup(
         name,
         engine,
@@ -153,6 +168,7 @@ def _prepare(
         workdir / "bin",
         scenario.gemini_output_format,
         uses_clock=any(step.action == "advance_clock" for step in scenario.steps),
+        observes_slots="slots" in scenario.capabilities,
     )
 
 
@@ -314,6 +330,10 @@ def run_all(
             down = result if result.outcome == "unreached" else None
             yield result
         return
+    alone: list[tuple[Scenario, str]] = []
+    if chosen.shared_scripts is not None:  # one server for all cases: some must have it to themselves
+        alone = [(scenario, engine) for scenario, engine in planned if exclusive(scenario)]
+        planned = [case for case in planned if case not in alone]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {
             pool.submit(_run_one, scenario, engine, chosen, reading): (scenario, engine)
@@ -333,6 +353,14 @@ def run_all(
             for future, (scenario, engine) in futures.items():
                 if future.cancelled():
                     yield _unreached(scenario, engine, down)
+    for scenario, engine in alone:
+        result = (
+            _run_one(scenario, engine, chosen, reading)
+            if down is None
+            else _unreached(scenario, engine, down)
+        )
+        down = down or (result if result.outcome == "unreached" else None)
+        yield result
 
 
 def _unreached(scenario: Scenario, engine: str, cause: CaseResult) -> CaseResult:

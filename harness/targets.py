@@ -64,6 +64,8 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "clock_grace_sec": (int, float),
     "restart_command": str,
     "patch_modules": dict,
+    "slots": int,
+    "probes_each_run": bool,
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
 AUTH_SCHEMES: Final = ("bearer", "basic")
@@ -101,6 +103,12 @@ class HttpOptions:
     session_timeout_real_sec: int = 3
     clock_grace_sec: float = 8.0
     restart_command: str | None = None  # a shell command that restarts the server (else no restart)
+    # Runs the server lets hold an engine at once: whether a run holds a slot is then seen by
+    # starting that many filler jobs (all start: it holds none); None: slots are not observable.
+    slots: int | None = None
+    # The server probes each run's engine for resume support, so the fake engines' non-resumable
+    # knob (a file in the scripts folder) makes it choose sticky_process: the sticky scenarios run.
+    probes_each_run: bool = False
     # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
     patch_modules: Mapping[str, str] = field(default_factory=dict)
 
@@ -195,6 +203,10 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= HOOK_CAPABILITIES
         if raw.get("honours_session_timeout"):
             capabilities |= {"clock"}
+        if raw.get("slots"):
+            capabilities |= {"slots"}
+        if raw.get("probes_each_run"):
+            capabilities |= {"sticky"}
     else:
         unknown = sorted(set(map(str, declared)) - KNOWN_CAPABILITIES)
         if unknown:
@@ -238,6 +250,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         session_timeout_real_sec=_at_least_one(where, "session_timeout_real_sec", raw),
         clock_grace_sec=float(raw.get("clock_grace_sec", 8.0)),
         restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
+        slots=_at_least_one(where, "slots", raw) if "slots" in raw else None,
+        probes_each_run=bool(raw.get("probes_each_run", False)),
         patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
     )
 

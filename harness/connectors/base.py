@@ -43,6 +43,7 @@ class CaseSetup:
     engine_bin: Path
     gemini_output_format: str | None = None  # what the scenario needs, for targets that let us choose
     uses_clock: bool = False  # the scenario moves the clock: a real server gets a short real timeout
+    observes_slots: bool = False  # the scenario judges slot_held: a black box is asked with fillers
 
 
 @dataclass(frozen=True, slots=True)

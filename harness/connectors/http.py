@@ -63,6 +63,7 @@ REPLY_EVENTS: Final = frozenset({"user.input.replied", "interaction.reply.accept
 INSTALL_STATES: Final = frozenset({"queued", "running", "succeeded", "failed"})
 MAX_ANOMALIES: Final = 20  # a misbehaving server must not grow a case's record without bound
 MAX_STREAM_EVENTS: Final = 10_000
+FILLER_WAIT_SEC: Final = 4.0  # how long slot fillers are given to start
 
 
 class TargetError(RuntimeError):
@@ -371,10 +372,71 @@ class HttpConnector:
                 if events is not None
                 else None
             ),
-            slot_held=internals.get("slot_held"),
+            slot_held=internals["slot_held"] if "slot_held" in internals else self._slot_held(),
             patch=internals.get("patch") or self._patch_from_call_log(),
             extra=extra,
         )
+
+    def _slot_held(self) -> bool | None:
+        """Whether this run holds a slot, seen from outside: start as many filler jobs as the server
+        has slots; if all of them start, this run holds none. None when slots are not observable.
+
+        Each filler plays a case script that sleeps longer than the wait, so a started filler keeps
+        its slot while the others are counted; all are canceled afterwards.
+        """
+        setup, slots = self._setup, self.options.slots
+        if setup is None or slots is None or not setup.observes_slots:
+            return None
+        wait = FILLER_WAIT_SEC
+        fillers: list[str] = []
+        scripts: list[Path] = []
+        try:
+            for index in range(slots):
+                case = f"{setup.case_id}__filler{index}"
+                script = self.options.scripts_dir / f"{case}.yaml"
+                turns = [
+                    {"steps": [{"sleep": wait + 5}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}
+                ]
+                script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
+                scripts.append(script)
+                request: dict[str, Any] = {
+                    **self.options.extra_request,
+                    "skill_id": setup.skill_dir.name,
+                    "engine": setup.engine,
+                    "input": {"case": f"tg-case-{case}"},
+                    "parameter": {},
+                    "runtime_options": {"execution_mode": "auto", "no_cache": True},
+                }
+                if setup.engine in self.options.models:
+                    request["model"] = self.options.models[setup.engine]
+                status, answer = self._call("POST", "/v1/jobs", json=request)
+                if status != 200 or not isinstance(answer, Mapping) or "request_id" not in answer:
+                    self._anomaly("POST", "/v1/jobs", status, answer, "a slot filler job was refused")
+                    return None
+                fillers.append(str(answer["request_id"]))
+            deadline = time.monotonic() + wait
+            while True:
+                started = sum(self._filler_state(job) not in ("queued", None) for job in fillers)
+                if started == slots:
+                    return False
+                if time.monotonic() >= deadline:
+                    return True if started == slots - 1 else None
+                time.sleep(0.1)
+        finally:
+            for job in fillers:
+                with contextlib.suppress(TargetError):
+                    self._call("POST", f"/v1/jobs/{job}/cancel", json={})
+            for job in fillers:  # wait for the fillers to let their slots go, bounded
+                until = time.monotonic() + wait
+                while self._filler_state(job) not in TERMINAL and time.monotonic() < until:
+                    time.sleep(0.1)
+            for script in scripts:
+                script.unlink(missing_ok=True)
+
+    def _filler_state(self, job: str) -> str | None:
+        status, answer = self._call("GET", f"/v1/jobs/{job}")
+        state = answer.get("status") if status == 200 and isinstance(answer, Mapping) else None
+        return str(state) if isinstance(state, str) else None
 
     def _patch_from_call_log(self) -> str | None:
         """A server that shows no patch: the patched SKILL.md its engine read (see callpatch.py)."""

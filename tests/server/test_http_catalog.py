@@ -38,6 +38,7 @@ def http_target(server: Server, *, hooks: bool, jobs: int = 1) -> Target:
             "settle_timeout_sec": 60,
             # without hooks, the clock scenarios run on a short real session timeout
             "honours_session_timeout": not hooks,
+            **({} if hooks else {"slots": 2}),  # the server's --slots: fillers show a held slot
             "jobs": jobs,
         },
         None,
@@ -86,7 +87,8 @@ def neutral(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: Server) -> None:
     """The fake engines' call log shows the patch, a short real timeout stands in for the clock,
-    and four cases run at once (each installs its own skill)."""
+    filler jobs show whether a run holds a slot, and four cases run at once (each installs its own
+    skill; those observing slots or the engines' resumability run alone)."""
     target = http_target(plain_server, hooks=False, jobs=4)
     assert target.http is not None and "restart" not in target.http.capabilities
     planned = cases(load_catalog(ROOT / "scenarios"), ["codex", "gemini"])
@@ -95,7 +97,7 @@ def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: 
     skipped = sorted({result.message for result in results if result.outcome == "skipped"})
     assert len(ran) > len(planned) // 2
     assert all("lacks" in message for message in skipped)
-    assert not any("patch" in message or "clock" in message for message in skipped), skipped
+    assert not any(word in message for message in skipped for word in ("patch", "clock", "slots")), skipped
     problems = [
         f"{result.scenario_id} [{result.engine}]: {result.outcome}"
         for result in ran
