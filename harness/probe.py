@@ -95,6 +95,10 @@ def probe_server(
     if not events["stream"] and events["history"] != "protocol events":
         raw["events_source"] = "none"
 
+    if call_log is not None:
+        each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
+        found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
+        raw["probes_each_run"] = each_run
     if timeout_probe:
         honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
         found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
@@ -156,6 +160,18 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
     else:
         holds = "runtime events, not protocol events"
     return {"stream": bool(stream), "history": holds}
+
+
+def _probes_each_run(
+    options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path, call_log: Path
+) -> bool:
+    """Whether a second job makes the server probe the engine's --help again (the call log says)."""
+    before = call_log.stat().st_size if call_log.exists() else 0
+    _auto_job(options, skill, engine, scripts, workdir)
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    return any('"action": "help"' in line or '"action":"help"' in line for line in lines)
 
 
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:

@@ -38,6 +38,7 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     written = yaml.safe_load(out.read_text())
     assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
     assert written["events_source"] == "history" and written["honours_session_timeout"] is True
+    assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once
     target = parse_target(str(out))  # the file the probe wrote is one `turngate run` takes
     assert target.http is not None and {"clock", "patch", "argv"} <= target.http.capabilities
 
