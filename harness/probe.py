@@ -19,6 +19,7 @@ Every finding is printed as one line and the target file is written with them.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -165,13 +166,39 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
 def _probes_each_run(
     options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path, call_log: Path
 ) -> bool:
-    """Whether a second job makes the server probe the engine's --help again (the call log says)."""
+    """Whether a second interactive job makes the server probe the engine's help again.
+
+    Resume support matters to interactive runs only, and a server that caches its probe does it
+    once: so two interactive jobs, and the call log of the second is read.
+    """
+    _interactive_job(options, skill, engine, scripts, workdir)
     before = call_log.stat().st_size if call_log.exists() else 0
-    _auto_job(options, skill, engine, scripts, workdir)
+    _interactive_job(options, skill, engine, scripts, workdir)
     with call_log.open("rb") as stream:
         stream.seek(before)
         lines = stream.read().decode("utf-8", "replace").splitlines()
-    return any('"action": "help"' in line or '"action":"help"' in line for line in lines)
+    return any(_action(line) == "help" for line in lines)
+
+
+def _action(line: str) -> object:
+    try:
+        call = json.loads(line)
+    except ValueError:
+        return None
+    return call.get("action") if isinstance(call, dict) else None
+
+
+def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
+    """An interactive job that asks and is left waiting, then canceled."""
+    case = f"{PROBE_SKILL}__interactive__{engine}"
+    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.settle()
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
 
 
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
