@@ -96,6 +96,7 @@ class HttpConnector:
         # scenario's timeout, the scenario seconds since the run began waiting, and when it did.
         self._real_clock = False
         self._scenario_timeout = 1200.0
+        self._real_timeout = options.session_timeout_real_sec
         self._clock_elapsed = 0.0
         self._waiting_since: float | None = None
         self._waiting_for: Any = None  # the pending interaction id the run waits on
@@ -127,7 +128,12 @@ class HttpConnector:
         )
         if self._real_clock:  # the scenario's timeout, in real seconds the case can wait for
             self._scenario_timeout = float(runtime.get("session_timeout_sec", 1200))
-            options["session_timeout_sec"] = self.options.session_timeout_real_sec
+            self._real_timeout = self.options.session_timeout_real_sec
+            if setup.observes_slots and self.options.slots is not None:
+                # Looking at slots (fillers started, waited for, canceled) takes real time that must
+                # not run the short timeout out before the scenario says it has.
+                self._real_timeout += int(2 * FILLER_WAIT_SEC + 2)
+            options["session_timeout_sec"] = self._real_timeout
         if self.options.turngate_hooks:  # turngate serve's own options; another server would refuse them
             if runtime.get("profile"):
                 options["turngate_profile"] = runtime["profile"]
@@ -243,7 +249,7 @@ class HttpConnector:
 
     def _wait_past_timeout(self, since: float) -> None:
         """Sleep until the short real timeout has passed, then give the server its grace to act."""
-        due = since + self.options.session_timeout_real_sec + 0.5
+        due = since + self._real_timeout + 0.5
         while (left := due - time.monotonic()) > 0:
             time.sleep(min(left, 0.5))
         grace = time.monotonic() + self.options.clock_grace_sec
