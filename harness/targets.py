@@ -207,6 +207,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= {"slots"}
         if raw.get("probes_each_run"):
             capabilities |= {"sticky"}
+        if raw.get("restart_command"):
+            capabilities |= {"restart"}
     else:
         unknown = sorted(set(map(str, declared)) - KNOWN_CAPABILITIES)
         if unknown:

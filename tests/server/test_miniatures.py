@@ -199,3 +199,26 @@ def test_a_model_per_engine_rides_in_the_job_request(tmp_path: Path) -> None:
     ):
         run_to_end(connector, setup(tmp_path))
     assert mini.job_requests[0]["model"] == "gpt-5.2-codex@high"
+
+
+def test_a_restart_command_in_the_target_file_restarts_and_gives_the_restart_capability(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "restarted"
+    with (
+        serve(Behaviour()) as (url, _mini),
+        connected(url, tmp_path, restart_command=f"touch {marker}") as connector,
+    ):
+        assert "restart" in connector.capabilities
+        connector.restart()
+    assert marker.exists()
+
+
+def test_a_restart_command_that_fails_is_one_line_naming_it(tmp_path: Path) -> None:
+    with (
+        serve(Behaviour()) as (url, _mini),
+        connected(url, tmp_path, restart_command="exit 3") as connector,
+        pytest.raises(TargetError, match="restart_command 'exit 3'") as caught,
+    ):
+        connector.restart()
+    assert "\n" not in str(caught.value)
