@@ -127,10 +127,12 @@ def wants_sticky(scenario: Scenario) -> bool:
     return "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process"
 
 
-def exclusive(scenario: Scenario) -> bool:
+def exclusive(scenario: Scenario, *, shared_clock: bool) -> bool:
     """A case that must have a shared server to itself: what it observes (slots taken, the engines'
-    resumability) would be disturbed by other cases running at the same time."""
-    return wants_sticky(scenario) or "slots" in scenario.capabilities
+    resumability, and with turngate serve's test hooks the one manual clock every run shares) would
+    be disturbed by other cases running at the same time."""
+    moves_clock = shared_clock and any(step.action == "advance_clock" for step in scenario.steps)
+    return wants_sticky(scenario) or "slots" in scenario.capabilities or moves_clock
 
 
 def _prepare(
@@ -332,7 +334,10 @@ def run_all(
         return
     alone: list[tuple[Scenario, str]] = []
     if chosen.shared_scripts is not None:  # one server for all cases: some must have it to themselves
-        alone = [(scenario, engine) for scenario, engine in planned if exclusive(scenario)]
+        hooks = chosen.http is not None and chosen.http.turngate_hooks
+        alone = [
+            (scenario, engine) for scenario, engine in planned if exclusive(scenario, shared_clock=hooks)
+        ]
         planned = [case for case in planned if case not in alone]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {
