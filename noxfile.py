@@ -48,3 +48,23 @@ def conformance(session: nox.Session) -> None:
     """The main job: the whole scenario catalog against the reference orchestrator."""
     session.install("-e", ".")
     session.run("turngate", "run", *session.posargs)
+
+
+@nox.session(name="verify-server")
+def verify_server(session: nox.Session) -> None:
+    """Probe an already-running job-API server, then run the catalog against it (needs no network).
+
+    nox -s verify-server -- URL --scripts DIR [--call-log FILE] [--model ENGINE=NAME] ...
+    writes server-target.yaml, server-run.jsonl and server-junit.xml. Starting the server is the
+    user's (see README, "Verifying your own server"); this session never installs it.
+    """
+    if not session.posargs or not session.posargs[0].startswith(("http://", "https://")):
+        session.error("usage: nox -s verify-server -- http://HOST:PORT --scripts DIR [probe options]")
+    url, *probe_options = session.posargs
+    session.install("-e", ".")
+    session.run("turngate", "probe", "--target", url, *probe_options, "--out", "server-target.yaml")
+    session.run(
+        "turngate", "run", "--target", "server-target.yaml",
+        "--report-json", "server-run.jsonl", "--junit", "server-junit.xml",
+        success_codes=[0, 1],  # failed cases are the report's business, not the session's
+    )  # fmt: skip

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 _KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "IFLOW_", "OPENCODE_")
 _KEPT_NAMES = ("HOME", "CODEX_HOME")
 _SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+# Bounds on what the skill scan reads: a working directory is the orchestrator's, not ours.
+_SKILL_SCAN_DEPTH = 5
+_SKILL_SCAN_DIRS = 2000
+_SKILLS_KEPT = 20
+_SKILL_TEXT_BYTES = 64 * 1024
+_SKILL_FILES_KEPT = 50
+_SKILL_SCAN_SKIP = frozenset({".git", "node_modules", "__pycache__", ".venv"})
 
 
 def relevant_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -25,6 +32,40 @@ def relevant_environment(environ: Mapping[str, str]) -> dict[str, str]:
             secret = any(mark in name.upper() for mark in _SECRET_MARKS)
             kept[name] = "<redacted>" if secret else environ[name]
     return kept
+
+
+def skill_files(root: str) -> dict[str, dict[str, Any]]:
+    """Every SKILL.md under ``root`` (bounded): its text and the files of its folder.
+
+    This is what the orchestrator gave the engine to read, the runtime patch included, so a
+    black-box server's patch can be judged from the call log.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    visited = 0
+    for folder, subfolders, files in os.walk(root):
+        visited += 1
+        depth = os.path.relpath(folder, root).count(os.sep) + (folder != root)
+        subfolders[:] = sorted(
+            name for name in subfolders if name not in _SKILL_SCAN_SKIP and depth < _SKILL_SCAN_DEPTH
+        )
+        if "SKILL.md" in files and len(found) < _SKILLS_KEPT:
+            try:
+                with open(os.path.join(folder, "SKILL.md"), "rb") as handle:
+                    text = handle.read(_SKILL_TEXT_BYTES).decode("utf-8", "replace")
+            except OSError:
+                continue
+            listing = []
+            for inner, _dirs, names in os.walk(folder):
+                listing += [os.path.relpath(os.path.join(inner, name), folder) for name in names]
+                if len(listing) >= _SKILL_FILES_KEPT:
+                    break
+            found[os.path.relpath(folder, root)] = {
+                "text": text,
+                "files": sorted(listing)[:_SKILL_FILES_KEPT],
+            }
+        if visited >= _SKILL_SCAN_DIRS:
+            break
+    return found
 
 
 class CallLog:
@@ -55,6 +96,10 @@ class CallLog:
 
     def note(self, **fields: Any) -> None:
         self.record.update(fields)
+
+    def note_skills(self) -> None:
+        """The skills in the working directory (see :func:`skill_files`), for runs, not probes."""
+        self.record["skills"] = skill_files(self.record["cwd"])
 
     def add_stdin(self, text: str) -> None:
         if self.record["stdin"] is None:

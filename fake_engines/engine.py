@@ -56,6 +56,17 @@ def find_case_token(text: str) -> str | None:
     return None
 
 
+NON_RESUMABLE_FILE = ".non-resumable"  # in the scripts folder: engines that look non-resumable
+
+
+def _names_in(path: str) -> set[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {name.strip() for name in handle.read().replace("\n", ",").split(",") if name.strip()}
+    except OSError:
+        return set()
+
+
 class Settings:
     """Where the engine finds its scripts, state and call log (environment, or baked-in defaults)."""
 
@@ -69,6 +80,11 @@ class Settings:
         self.non_resumable = {
             name.strip() for name in environ.get("TURNGATE_NON_RESUMABLE", "").split(",") if name.strip()
         }
+        # A file in the scripts folder does the same for engines a server runs (turngate writes it for
+        # a sticky case), so a server that probes each run chooses sticky_process by its own probe.
+        self.non_resumable |= (
+            _names_in(os.path.join(self.scripts, NON_RESUMABLE_FILE)) if self.scripts else set()
+        )
         # The bytes each invocation wrote, in its call-log line, so `turngate replay` can read them back.
         self.log_output = environ.get("TURNGATE_CALL_LOG_OUTPUT", "").lower() in ("1", "true", "yes")
         epoch = environ.get("TURNGATE_FAKE_EPOCH_MS", "")
@@ -105,6 +121,8 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
         log.write("usage_error", usage.exit_code)
         return usage.exit_code
     log.note(action=invocation.action)
+    if invocation.action == "run":
+        log.note_skills()
     if invocation.action != "run":
         os.write(1, invocation.text.encode("utf-8"))
         log.write("exited", 0)

@@ -312,8 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel cases for the catalog run"
     )
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP catalog runs (minutes)")
     args = parser.parse_args(argv)
-    results = {
+    results: dict[str, Any] = {
         "turngate_version": __version__,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "python": platform.python_version(),
@@ -325,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
         "conformance_reference": conformance_run(args.jobs),
         "serve_flood_memory": serve_flood_memory(),
     }
+    if not args.no_http:
+        from harness.bench_http import http_catalog
+
+        results["conformance_http"] = http_catalog()
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
     return 0

@@ -166,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.drift.cli import add_commands as add_drift_commands
 
     add_drift_commands(commands)
+    from harness.probe import add_command as add_probe_command
+
+    add_probe_command(commands)
     return parser
 
 

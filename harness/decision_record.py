@@ -82,6 +82,10 @@ def observed_step(
     unseen = sorted({*extra.get("unobservable", ()), *(["pending"] if extra.get("pending_unknown") else [])})
     if unseen:
         seen["unobservable"] = unseen
+    # Evidence a connector kept of answers the API does not foresee, and where events came from.
+    for name in ("anomalies", "events_source"):
+        if extra.get(name):
+            seen[name] = extra[name]
     step: dict[str, Any] = {
         "index": index,
         "action": action,

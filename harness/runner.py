@@ -22,10 +22,11 @@ from typing import Any, Final
 
 import yaml
 
+from fake_engines.engine import NON_RESUMABLE_FILE
 from fake_engines.install import install
 from fake_engines.script import precompile
 from harness.catalog import Scenario
-from harness.connectors.base import CaseSetup, Connector, ReplyResult, TargetUnreachable
+from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResult, TargetUnreachable
 from harness.decision_record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
 from harness.verdict import Verdict, judge
@@ -116,6 +117,8 @@ def run_case(
             setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
             call_log = shared_call_log or workdir / "calls.jsonl"
             steps = _perform(scenario, connector, setup, workdir, call_log)
+        except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
+            return result("skipped", str(refusal))
         except Exception as error:  # the harness or the target broke: say so, keep going
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
             outcome = "unreached" if isinstance(error, TargetUnreachable) else "errored"
@@ -124,6 +127,8 @@ def run_case(
             connector.close()
             if shared_scripts is not None:
                 (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
+                if wants_sticky(scenario):
+                    (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)
     verdict = judge(scenario.checks(), steps, reading=reading, conventions=conventions)
     case_record = record(scenario.id, engine, reading, verdict.outcome, steps)
     return result(verdict.outcome, verdict.message, case_record, verdict, steps)
@@ -148,6 +153,18 @@ def _case_root() -> str | None:
 _SHM: Final = "/dev/shm"
 
 
+def wants_sticky(scenario: Scenario) -> bool:
+    return "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process"
+
+
+def exclusive(scenario: Scenario, *, shared_clock: bool) -> bool:
+    """A case that must have a shared server to itself: what it observes (slots taken, the engines'
+    resumability, and with turngate serve's test hooks the one manual clock every run shares) would
+    be disturbed by other cases running at the same time."""
+    moves_clock = shared_clock and any(step.action == "advance_clock" for step in scenario.steps)
+    return wants_sticky(scenario) or "slots" in scenario.capabilities or moves_clock
+
+
 def _prepare(
     scenario: Scenario, engine: str, reading: str | None, workdir: Path, shared_scripts: Path | None
 ) -> CaseSetup:
@@ -161,7 +178,7 @@ def _prepare(
     script_path.write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
     if shared_scripts is None:  # the engines' state folder is the case's: compile for them, once
         precompile(str(script_path), str(workdir / "state"))
-    skill_dir = write_skill(workdir / "skills", scenario.skill)
+    skill_dir = write_skill(workdir / "skills", scenario.skill, name=skill_id(name))
     env = {
         "HOME": str(workdir / "home"),
         "TURNGATE_SCRIPTS": str(workdir / "scripts"),
@@ -169,8 +186,10 @@ def _prepare(
         "TURNGATE_CALL_LOG": str(workdir / "calls.jsonl"),
         "TURNGATE_FAKE_EPOCH_MS": str(FIXED_EPOCH_MS),
     }
-    if "sticky" in scenario.capabilities or scenario.runtime.get("profile") == "sticky_process":
+    if wants_sticky(scenario):
         env["TURNGATE_NON_RESUMABLE"] = engine  # what a probing orchestrator needs to choose sticky_process
+        if shared_scripts is not None:  # a server's engines: the same knob, as a file they read
+            (shared_scripts / NON_RESUMABLE_FILE).write_text(engine, encoding="utf-8")
     return CaseSetup(
         name,
         engine,
@@ -181,35 +200,72 @@ def _prepare(
         env,
         workdir / "bin",
         scenario.gemini_output_format,
+        uses_clock=any(step.action == "advance_clock" for step in scenario.steps),
+        observes_slots="slots" in scenario.capabilities,
     )
 
 
-def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> Path:
-    """A skill package from a scenario's ``skill`` block: SKILL.md, assets/runner.json, the output schema.
+INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    # The case token rides inline in the job's input; real servers refuse an undeclared or
+    # file-sourced key given inline (HTTP_API.md, "Inputs").
+    "properties": {"case": {"type": "string", "x-input-source": "inline"}},
+    "required": ["case"],
+}
+PARAMETER_SCHEMA: Final[Mapping[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {},
+}
+SKILL_VERSION: Final = "1.0.0"
 
-    Keys (all optional): ``output_schema`` (default the greeting schema; None for none),
-    ``max_attempt``, ``artifacts``, ``modes``.
+
+def write_skill(folder: Path, spec: Mapping[str, Any], name: str = "greet") -> Path:
+    """A skill package from a scenario's ``skill`` block: SKILL.md, assets/runner.json, its schemas.
+
+    Keys (all optional): ``output_schema`` (default the greeting schema; None for a schema that
+    accepts any object, since real servers require one), ``max_attempt``, ``artifacts``, ``modes``.
+    The package is one real servers accept: ``version``, and ``schemas.input``/``parameter``/``output``
+    naming files that exist, the case token declared as an inline input.
     """
     root = folder / name
     (root / "assets").mkdir(parents=True)
     (root / "SKILL.md").write_text(
         f"---\nname: {name}\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
     )
+    output_schema = spec.get("output_schema", GREETING_SCHEMA)
+    schemas = {
+        "input": INPUT_SCHEMA,
+        "parameter": PARAMETER_SCHEMA,
+        "output": output_schema if output_schema is not None else {"type": "object"},
+    }
+    for key, schema in schemas.items():
+        (root / "assets" / f"{key}.schema.json").write_text(json.dumps(schema), encoding="utf-8")
     runner: dict[str, Any] = {
         "id": name,
+        "version": SKILL_VERSION,
         "execution_modes": list(spec.get("modes", ("auto", "interactive"))),
-        "schemas": {},
+        "schemas": {key: f"assets/{key}.schema.json" for key in schemas},
     }
-    output_schema = spec.get("output_schema", GREETING_SCHEMA)
-    if output_schema is not None:
-        (root / "assets" / "output.schema.json").write_text(json.dumps(output_schema), encoding="utf-8")
-        runner["schemas"]["output"] = "assets/output.schema.json"
     if spec.get("max_attempt") is not None:
         runner["max_attempt"] = spec["max_attempt"]
-    if spec.get("artifacts"):
-        runner["artifacts"] = list(spec["artifacts"])
+    if spec.get("artifacts"):  # objects, the form every server of this family reads (not only strings)
+        runner["artifacts"] = [
+            {"role": path.replace(".", "_").replace("/", "_"), "pattern": path, "required": True}
+            for path in spec["artifacts"]
+        ]
     (root / "assets" / "runner.json").write_text(json.dumps(runner, indent=2), encoding="utf-8")
     return root
+
+
+def skill_id(case: str) -> str:
+    """One skill per case, so reinstalls never collide and HTTP cases can run in parallel.
+
+    A case id is letters, digits, ``-`` and ``_`` (see :func:`case_id`): already a valid folder
+    and SKILL.md name; lower-cased because some servers fold skill ids.
+    """
+    return case.lower()
 
 
 def _perform(
@@ -315,6 +371,13 @@ def run_all(
             down = result if result.outcome == "unreached" else None
             yield result
         return
+    alone: list[tuple[Scenario, str]] = []
+    if chosen.shared_scripts is not None:  # one server for all cases: some must have it to themselves
+        hooks = chosen.http is not None and chosen.http.turngate_hooks
+        alone = [
+            (scenario, engine) for scenario, engine in planned if exclusive(scenario, shared_clock=hooks)
+        ]
+        planned = [case for case in planned if case not in alone]
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
     try:
         futures = {
@@ -339,6 +402,14 @@ def run_all(
         _stop_now(pool)
         raise
     pool.shutdown()
+    for scenario, engine in alone:
+        result = (
+            _run_one(scenario, engine, chosen, reading, conventions)
+            if down is None
+            else _unreached(scenario, engine, down)
+        )
+        down = down or (result if result.outcome == "unreached" else None)
+        yield result
 
 
 STOP_GRACE_SEC: Final = 1.5  # Ctrl-C must end a run within 2 s, its report and summary written

@@ -12,6 +12,8 @@ target read their scripts and write their call log.
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ KNOWN_CAPABILITIES: Final = frozenset(
         "watchdog",
     }
 )
-# What any job-API server shows: the events and history; the call log adds argv.
+# What any job-API server shows: the events and history; the call log adds argv and the patch.
 HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
 # turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a
 # case choose the profile (sticky) and gemini's output format.
@@ -54,7 +56,22 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "turngate_hooks": bool,
     "jobs": int,
     "events_stream": bool,
+    "engines": list,
+    "models": dict,
+    "auth": dict,
+    "headers": dict,
+    "retries": int,
+    "events_source": str,
+    "honours_session_timeout": bool,
+    "session_timeout_real_sec": int,
+    "clock_grace_sec": (int, float),
+    "restart_command": str,
+    "patch_modules": dict,
+    "slots": int,
+    "probes_each_run": bool,
 }
+EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
+AUTH_SCHEMES: Final = ("bearer", "basic")
 
 
 class TargetProblem(ValueError):
@@ -73,8 +90,30 @@ class HttpOptions:
     request_timeout_sec: float = 30.0
     settle_timeout_sec: float = 300.0
     turngate_hooks: bool = False
-    jobs: int = 1  # cases at once: a real server may queue, and all cases share one skill name
+    jobs: int = 1  # cases at once (each case installs its own skill, so they may run together)
     events_stream: bool = True  # follow GET /events (SSE) while waiting, polling as the fallback
+    engines: frozenset[str] | None = None  # the engines the server runs (None: ask it, case by case)
+    models: Mapping[str, str] = field(default_factory=dict)  # engine -> the ``model`` to request
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent with every request (auth included)
+    retries: int = 5  # transient failures (reset, 429, 503) retried with backoff
+    # Where the protocol (FCMP) events are: the history endpoint, the SSE stream's chat_event
+    # frames (a server whose history holds runtime events), or nowhere; auto looks at the history.
+    events_source: str = "auto"
+    # A short real session_timeout_sec in the request works: the clock scenarios run on real time,
+    # the scenario's timeout scaled down to session_timeout_real_sec, and the server given
+    # clock_grace_sec past it to act.
+    honours_session_timeout: bool = False
+    session_timeout_real_sec: int = 3
+    clock_grace_sec: float = 8.0
+    restart_command: str | None = None  # a shell command that restarts the server (else no restart)
+    # Runs the server lets hold an engine at once: whether a run holds a slot is then seen by
+    # starting that many filler jobs (all start: it holds none); None: slots are not observable.
+    slots: int | None = None
+    # The server probes each run's engine for resume support, so the fake engines' non-resumable
+    # knob (a file in the scripts folder) makes it choose sticky_process: the sticky scenarios run.
+    probes_each_run: bool = False
+    # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
+    patch_modules: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +200,18 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
     declared = raw.get("capabilities")
     if declared is None:
         capabilities = set(HTTP_BASE_CAPABILITIES)
-        if call_log is not None:
-            capabilities |= {"argv"}
+        if call_log is not None:  # the engines' own record: argv, and the patched SKILL.md they read
+            capabilities |= {"argv", "patch"}
         if hooks:
             capabilities |= HOOK_CAPABILITIES
+        if raw.get("honours_session_timeout"):
+            capabilities |= {"clock"}
+        if raw.get("slots"):
+            capabilities |= {"slots"}
+        if raw.get("probes_each_run"):
+            capabilities |= {"sticky"}
+        if raw.get("restart_command"):
+            capabilities |= {"restart"}
     else:
         unknown = sorted(set(map(str, declared)) - KNOWN_CAPABILITIES)
         if unknown:
@@ -180,6 +227,14 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
     jobs = int(raw.get("jobs", 1))
     if jobs < 1:
         raise TargetProblem(f"{where}: jobs: {jobs!r}: must be >= 1")
+    events_source = str(raw.get("events_source", "auto"))
+    if events_source not in EVENTS_SOURCES:
+        raise TargetProblem(f"{where}: events_source: {events_source!r}: one of {', '.join(EVENTS_SOURCES)}")
+    engines = raw.get("engines")
+    models = {str(engine): str(model) for engine, model in dict(raw.get("models", {})).items()}
+    retries = int(raw.get("retries", 5))
+    if retries < 0:
+        raise TargetProblem(f"{where}: retries: {retries!r}: must be >= 0")
     return HttpOptions(
         base_url=base_url,
         scripts_dir=Path(raw["scripts_dir"]).expanduser(),
@@ -191,4 +246,47 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         turngate_hooks=hooks,
         jobs=jobs,
         events_stream=bool(raw.get("events_stream", True)),
+        engines=frozenset(map(str, engines)) if engines is not None else None,
+        models=models,
+        headers=_headers(where, raw),
+        retries=retries,
+        events_source=events_source,
+        honours_session_timeout=bool(raw.get("honours_session_timeout", False)),
+        session_timeout_real_sec=_at_least_one(where, "session_timeout_real_sec", raw),
+        clock_grace_sec=float(raw.get("clock_grace_sec", 8.0)),
+        restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
+        slots=_at_least_one(where, "slots", raw) if "slots" in raw else None,
+        probes_each_run=bool(raw.get("probes_each_run", False)),
+        patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
     )
+
+
+def _at_least_one(where: str, name: str, raw: Mapping[str, Any]) -> int:
+    value = int(raw.get(name, 3))
+    if value < 1:
+        raise TargetProblem(f"{where}: {name}: {value!r}: must be >= 1 (seconds)")
+    return value
+
+
+def _headers(where: str, raw: Mapping[str, Any]) -> dict[str, str]:
+    """``headers`` as given, plus ``auth: {scheme: bearer|basic, env: VARIABLE}``: the secret stays in
+    the environment, never in the file (basic: the variable holds ``user:password``)."""
+    headers = {str(name): str(value) for name, value in dict(raw.get("headers", {})).items()}
+    auth = raw.get("auth")
+    if auth is None:
+        return headers
+    scheme, variable = auth.get("scheme"), auth.get("env")
+    if scheme not in AUTH_SCHEMES:
+        raise TargetProblem(f"{where}: auth.scheme: {scheme!r}: one of {', '.join(AUTH_SCHEMES)}")
+    if not isinstance(variable, str) or not variable:
+        raise TargetProblem(f"{where}: auth.env: {variable!r}: the name of an environment variable")
+    secret = os.environ.get(variable)
+    if not secret:
+        raise TargetProblem(f"{where}: auth.env: {variable!r}: not set in the environment")
+    if scheme == "bearer":
+        headers["Authorization"] = f"Bearer {secret}"
+    else:
+        if ":" not in secret:
+            raise TargetProblem(f"{where}: auth.env: {variable!r}: basic needs user:password in it")
+        headers["Authorization"] = "Basic " + base64.b64encode(secret.encode()).decode()
+    return headers

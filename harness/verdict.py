@@ -169,6 +169,7 @@ class _Miss:
     expected: Any
     actual: Any
     authority: str | None = None  # a check that names its own (an argv line's `by`)
+    unseen: str | None = None  # not a difference: the target cannot show this part (why)
 
 
 def judge(
@@ -200,6 +201,10 @@ def judge(
             for miss in misses:
                 authority = miss.authority or checks.authority(index, miss.key, reading)
                 difference = _difference(index, step, miss, authority, enforced)
+                if miss.unseen is not None:
+                    found.append(_unverified(difference, miss.unseen))
+                    unverified_must = unverified_must or difference.level == "MUST"
+                    continue
                 if difference.severity == "informational" and authority == CONVENTION:
                     difference = _noting_other_sets(difference, key, expected, step, checks, index, reading)
                 found.append(difference)
@@ -402,7 +407,14 @@ def _check_history(
     for number, (want, row) in enumerate(zip(expected, rows, strict=True), start=1):
         for field, value in want.items():
             value = named(value, f"history.{field}")
-            if row.get(field) != value:
+            if row.get(field) is None and value is not None:  # a row rebuilt from events may not say
+                yield _Miss(
+                    f"history.{field}",
+                    {"row": number, field: value},
+                    None,
+                    unseen="the target's history does not say",
+                )
+            elif row.get(field) != value:
                 yield _Miss(
                     f"history.{field}", {"row": number, field: value}, {"row": number, field: row.get(field)}
                 )

@@ -17,6 +17,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 
+class CaseSkipped(RuntimeError):
+    """The target refuses the case for a reason that is not a spec question (an engine it does not
+    support, say): the case is ``skipped`` with the target's own reason, never failed or errored."""
+
+
 class TargetUnreachable(RuntimeError):
     """Nothing answers where the target should be: this case and the ones after it are not reached.
 
@@ -37,6 +42,8 @@ class CaseSetup:
     engine_env: Mapping[str, str]  # TURNGATE_* for the fake engines
     engine_bin: Path
     gemini_output_format: str | None = None  # what the scenario needs, for targets that let us choose
+    uses_clock: bool = False  # the scenario moves the clock: a real server gets a short real timeout
+    observes_slots: bool = False  # the scenario judges slot_held: a black box is asked with fillers
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +54,12 @@ class ReplyResult:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """What the target shows after an action, once it has settled."""
+    """What the target shows after an action, once it has settled.
+
+    ``None`` in ``attempts``, ``history``, ``events``, ``slot_held`` or ``patch`` means the target
+    cannot show it (a check on it is unverified, never failed or passed); ``pending`` is None both
+    for "no pending" and "cannot tell", the latter said in ``extra["pending_unknown"]``.
+    """
 
     state: str
     error_code: str | None
@@ -55,9 +67,9 @@ class Observation:
     reason_code: str | None
     data: Mapping[str, Any] | None
     pending: Mapping[str, Any] | None
-    attempts: int
-    history: tuple[Mapping[str, Any], ...] = ()
-    events: tuple[Mapping[str, Any], ...] = ()  # {"type", "data"} in seq order
+    attempts: int | None
+    history: tuple[Mapping[str, Any], ...] | None = ()
+    events: tuple[Mapping[str, Any], ...] | None = ()  # {"type", "data"} in seq order
     slot_held: bool | None = None
     patch: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -5,36 +5,65 @@ The target's operator points the server's engine lookup at the launchers from
 those engines read their scripts from and their call log; the runner writes
 each case's script there and the case token goes into the job's input.
 
-Robust against a real server: every request has a timeout; ``no_cache`` is
-always sent; a job may sit in ``queued`` for a while; a reply to a stale
-interaction answers 409, which is an observation, not an error; the events
-stream may drop and is reopened from the last ``seq`` seen. A server that is
-down or answers something that is not the job API raises :class:`TargetError`
-with one line that says which call and what came back.
+Built for real servers, on httpx (a maintained client with timeouts, pooled
+connections and auth headers) and httpx-sse (the events stream):
+
+- an install may be asynchronous: its own status is followed until it
+  succeeded or failed, and a refusal is reported in the server's words;
+- transient failures (a connection refused or reset, 429, 503) are retried
+  with backoff; POSTs only where a retry cannot do the work twice;
+- what a server answers that the job API does not foresee (pending asked of
+  an auto job answered 400, a null interaction id, a reply refused with 400)
+  is recorded as an observation anomaly with the request and the answer, and
+  the case goes on; only a server that stops speaking the job API raises
+  :class:`TargetError`, one line naming the call and what came back;
+- what a server cannot show is ``None`` in the observation, never a guess;
+- an engine the server refuses (400 ``SKILL_ENGINE_UNSUPPORTED``) skips the
+  case with the server's reason.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import io
 import json
+import subprocess
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 import uuid
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
+import httpx
+import httpx_sse
+
+from harness.callpatch import patch_from_calls
 from harness.connectors import base
-from harness.connectors.base import CaseSetup, Observation, ReplyResult
+from harness.connectors.base import CaseSetup, CaseSkipped, Observation, ReplyResult
 from harness.targets import HttpOptions
 
 TERMINAL: Final = frozenset({"succeeded", "failed", "canceled"})
 STATES: Final = TERMINAL | {"queued", "running", "waiting_user"}
+TRANSIENT_STATUS: Final = frozenset({429, 502, 503})
+# The protocol (FCMP) event types; a history of other types holds a server's runtime events.
+FCMP_TYPES: Final = frozenset(
+    {
+        "conversation.started",
+        "assistant.message.final",
+        "user.input.required",
+        "user.input.replied",
+        "conversation.completed",
+        "conversation.failed",
+        "diagnostic.warning",
+    }
+)
+# Names servers of this family give the reply event (the spec leaves it open).
+REPLY_EVENTS: Final = frozenset({"user.input.replied", "interaction.reply.accepted"})
+INSTALL_STATES: Final = frozenset({"queued", "running", "succeeded", "failed"})
+MAX_ANOMALIES: Final = 20  # a misbehaving server must not grow a case's record without bound
+MAX_STREAM_EVENTS: Final = 10_000
+FILLER_WAIT_SEC: Final = 4.0  # how long slot fillers are given to start
 
 
 class TargetError(RuntimeError):
@@ -51,13 +80,42 @@ class HttpConnector:
     def __init__(self, options: HttpOptions) -> None:
         self.options = options
         self.capabilities = options.capabilities
+        self._client = httpx.Client(
+            base_url=options.base_url,
+            timeout=options.request_timeout_sec,
+            headers={"Accept": "application/json", **options.headers},
+        )
         self._job: str | None = None
         self._replied_to: int | None = None  # an accepted reply's interaction: still "waiting" is stale
         self._last_status: Mapping[str, Any] = {}
+        self._anomalies: list[Mapping[str, Any]] = []
+        self.install_flow: str | None = None  # "synchronous" or "asynchronous", once a skill went in
+        self._events_source: str | None = None  # "history" or "stream", once auto has looked
+        self._streamed: dict[tuple[Any, Any, Any], Mapping[str, Any]] = {}  # (attempt, seq, type)
+        # The real clock (a server that honours a short session_timeout_sec, no hooks): the
+        # scenario's timeout, the scenario seconds since the run began waiting, and when it did.
+        self._real_clock = False
+        self._scenario_timeout = 1200.0
+        self._real_timeout = options.session_timeout_real_sec
+        self._clock_elapsed = 0.0
+        self._waiting_since: float | None = None
+        self._waiting_for: Any = None  # the pending interaction id the run waits on
+        # The fake engines' call log: where this case's part begins, and the last patch seen there.
+        self._setup: CaseSetup | None = None
+        self._log_start = 0
+        self._seen_patch: str | None = None
 
     # Actions -----------------------------------------------------------------------------
 
     def start(self, setup: CaseSetup) -> None:
+        engines = self.options.engines
+        if engines is not None and setup.engine not in engines:
+            raise CaseSkipped(
+                f"the target runs only {', '.join(sorted(engines))} (engines: in the target file)"
+            )
+        self._setup = setup
+        log = self.options.call_log
+        self._log_start = log.stat().st_size if log is not None and log.exists() else 0
         self._install(setup.skill_dir)
         runtime = setup.runtime
         options: dict[str, Any] = {"execution_mode": runtime["mode"], "no_cache": True}
@@ -65,6 +123,17 @@ class HttpConnector:
             options["interactive_require_user_reply"] = runtime["require_user_reply"]
         if "session_timeout_sec" in runtime:
             options["session_timeout_sec"] = runtime["session_timeout_sec"]
+        self._real_clock = (
+            setup.uses_clock and not self.options.turngate_hooks and self.options.honours_session_timeout
+        )
+        if self._real_clock:  # the scenario's timeout, in real seconds the case can wait for
+            self._scenario_timeout = float(runtime.get("session_timeout_sec", 1200))
+            self._real_timeout = self.options.session_timeout_real_sec
+            if setup.observes_slots and self.options.slots is not None:
+                # Looking at slots (fillers started, waited for, canceled) takes real time that must
+                # not run the short timeout out before the scenario says it has.
+                self._real_timeout += int(2 * FILLER_WAIT_SEC + 2)
+            options["session_timeout_sec"] = self._real_timeout
         if self.options.turngate_hooks:  # turngate serve's own options; another server would refuse them
             if runtime.get("profile"):
                 options["turngate_profile"] = runtime["profile"]
@@ -72,7 +141,7 @@ class HttpConnector:
                 options["turngate_gemini_output_format"] = setup.gemini_output_format
             if "turn_timeout_sec" in runtime:
                 options["turngate_turn_timeout_sec"] = runtime["turn_timeout_sec"]
-        request = {
+        request: dict[str, Any] = {
             **self.options.extra_request,
             "skill_id": setup.skill_dir.name,
             "engine": setup.engine,
@@ -80,69 +149,139 @@ class HttpConnector:
             "parameter": {},
             "runtime_options": options,
         }
-        answer = self._json("POST", "/v1/jobs", request)
+        if setup.engine in self.options.models:
+            request["model"] = self.options.models[setup.engine]
+        status, answer = self._call("POST", "/v1/jobs", json=request)
+        if status == 400 and error_code(answer) == "SKILL_ENGINE_UNSUPPORTED":
+            raise CaseSkipped(f"POST /v1/jobs: 400 SKILL_ENGINE_UNSUPPORTED: {error_message(answer)}")
+        if status != 200:
+            raise TargetError(f"POST /v1/jobs: HTTP {status}: {short(answer)}")
         if not isinstance(answer, Mapping) or not isinstance(answer.get("request_id"), str | int):
-            raise TargetError(f"POST /v1/jobs: no request_id in the answer: {_short(answer)}")
+            raise TargetError(f"POST /v1/jobs: no request_id in the answer: {short(answer)}")
         self._job = str(answer["request_id"])
         self._replied_to = None
 
     def _install(self, skill_dir: Path) -> None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(skill_dir.rglob("*")):
-                if path.is_file():
-                    archive.write(path, f"{skill_dir.name}/{path.relative_to(skill_dir).as_posix()}")
-        boundary = f"turngate-{uuid.uuid4().hex}"
-        body = (
-            (
-                f"--{boundary}\r\n"
-                f'Content-Disposition: form-data; name="file"; filename="{skill_dir.name}.zip"\r\n'
-                "Content-Type: application/zip\r\n\r\n"
-            ).encode()
-            + buffer.getvalue()
-            + f"\r\n--{boundary}--\r\n".encode()
-        )
-        content_type = f"multipart/form-data; boundary={boundary}"
-        status, answer = self._call("POST", "/v1/skill-packages/install", body, content_type)
+        path = "/v1/skill-packages/install"
+        files = {"file": (f"{skill_dir.name}.zip", package_zip(skill_dir), "application/zip")}
+        status, answer = self._call("POST", path, files=files)
         if status != 200:
-            raise TargetError(
-                f"POST /v1/skill-packages/install ({skill_dir.name}): HTTP {status}: {_short(answer)}"
-            )
+            raise TargetError(f"POST {path} ({skill_dir.name}): HTTP {status}: {short(answer)}")
+        if not isinstance(answer, Mapping) or answer.get("status") not in ("queued", "running"):
+            self.install_flow = "synchronous"
+            return  # installed once it answers
+        self.install_flow = "asynchronous"
+        request = answer.get("request_id")
+        if not isinstance(request, str | int):
+            self._anomaly("POST", path, status, answer, "an asynchronous install without a request_id")
+            return
+        self._follow_install(skill_dir.name, str(request))
+
+    def _follow_install(self, skill: str, request: str) -> None:
+        """Wait for an asynchronous install to succeed or fail; a refusal names the server's reason."""
+        path = f"/v1/skill-packages/{request}"
+        deadline = time.monotonic() + self.options.settle_timeout_sec
+        pause = 0.02
+        while True:
+            status, answer = self._call("GET", path)
+            state = answer.get("status") if isinstance(answer, Mapping) else None
+            if status != 200 or state not in INSTALL_STATES:
+                self._anomaly("GET", path, status, answer, "the install's outcome cannot be followed")
+                return
+            if state == "succeeded":
+                return
+            if state == "failed":
+                reason = answer.get("error") or "no reason given"
+                raise TargetError(f"install of skill {skill!r} failed on the server: {one_line(reason)}")
+            if time.monotonic() >= deadline:
+                raise TargetError(
+                    f"install of skill {skill!r} still {state!r} after {self.options.settle_timeout_sec:g} s"
+                )
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
 
     def reply(self, text: str, interaction_id: int | None) -> ReplyResult:
         if interaction_id is None:
-            pending = self._pending()
-            interaction_id = int(pending["interaction_id"]) if pending else 0
-        body = json.dumps(
-            {"interaction_id": interaction_id, "response": text, "idempotency_key": uuid.uuid4().hex}
-        ).encode()
-        status, answer = self._call(
-            "POST", f"/v1/jobs/{self._id}/interaction/reply", body, "application/json"
-        )
+            interaction_id = self._pending_id()
+        path = f"/v1/jobs/{self._id}/interaction/reply"
+        body = {"interaction_id": interaction_id, "response": text, "idempotency_key": uuid.uuid4().hex}
+        status, answer = self._call("POST", path, json=body, retry_reset=True)  # idempotency key: safe
         if status == 200 and isinstance(answer, Mapping):
             accepted = bool(answer.get("accepted", True))
             if accepted:
                 self._replied_to = interaction_id
             return ReplyResult(accepted, None)
         if status == 409:
-            return ReplyResult(False, _error_code(answer))
-        raise TargetError(f"POST /v1/jobs/{self._id}/interaction/reply: HTTP {status}: {_short(answer)}")
+            return ReplyResult(False, error_code(answer))
+        if 400 <= status < 500:
+            self._anomaly("POST", path, status, answer, "a reply refused otherwise than 409")
+            return ReplyResult(False, error_code(answer))
+        raise TargetError(f"POST {path}: HTTP {status}: {short(answer)}")
+
+    def _pending_id(self) -> int:
+        """The pending interaction's id: from the pending, else the status; 0 when neither says."""
+        pending, _known = self._pending()
+        candidate = pending.get("interaction_id") if pending else None
+        if not is_int(candidate):
+            candidate = self._status().get("pending_interaction_id")
+        return int(candidate) if is_int(candidate) else 0
 
     def cancel(self) -> bool:
-        answer = self._json("POST", f"/v1/jobs/{self._id}/cancel")
-        return bool(answer.get("accepted")) if isinstance(answer, Mapping) else False
+        path = f"/v1/jobs/{self._id}/cancel"
+        status, answer = self._call("POST", path, json={})
+        if status != 200 or not isinstance(answer, Mapping):
+            self._anomaly("POST", path, status, answer, "a cancel not answered with 200")
+            return False
+        return bool(answer.get("accepted"))
 
     def advance_clock(self, seconds: float) -> None:
-        if not self.options.turngate_hooks:
-            raise TargetError("an HTTP server's clock cannot be moved (only turngate serve --test-hooks)")
-        self._json("POST", "/v1/_turngate/clock/advance", {"seconds": seconds})
+        if self.options.turngate_hooks:
+            self._json("POST", "/v1/_turngate/clock/advance", {"seconds": seconds})
+            return
+        if not self._real_clock:
+            raise TargetError(
+                "an HTTP server's clock cannot be moved (turngate serve --test-hooks), nor was a short"
+                " real session_timeout_sec sent (honours_session_timeout: in the target file)"
+            )
+        self._clock_elapsed += seconds
+        if self._clock_elapsed < self._scenario_timeout or self._waiting_since is None:
+            return  # still inside the timeout: what the server shows now is what it shows then
+        self._wait_past_timeout(self._waiting_since)
+        self._waiting_since = None  # this wait's deadline is spent; later advances add nothing
+
+    def _wait_past_timeout(self, since: float) -> None:
+        """Sleep until the short real timeout has passed, then give the server its grace to act."""
+        due = since + self._real_timeout + 0.5
+        while (left := due - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
+        grace = time.monotonic() + self.options.clock_grace_sec
+        pause = 0.05
+        while time.monotonic() < grace:
+            status = self._status()
+            if (
+                status.get("status") != "waiting_user"
+                or status.get("pending_interaction_id") != self._waiting_for
+            ):
+                return
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
 
     def restart(self) -> None:
-        if not self.options.turngate_hooks:
-            raise TargetError(
-                "an HTTP server cannot be restarted by turngate (only turngate serve --test-hooks)"
+        if self.options.turngate_hooks:
+            self._json("POST", "/v1/_turngate/restart")
+            return
+        if self.options.restart_command is None:
+            raise TargetError("no restart_command in the target file: turngate cannot restart this server")
+        try:
+            subprocess.run(
+                self.options.restart_command,
+                shell=True,
+                check=True,
+                timeout=self.options.settle_timeout_sec,
+                capture_output=True,
             )
-        self._json("POST", "/v1/_turngate/restart")
+        except (subprocess.SubprocessError, OSError) as error:
+            raise TargetError(f"restart_command {self.options.restart_command!r}: {error}") from None
 
     def settle(self) -> None:
         """Wait until the job waits for a new interaction or has ended."""
@@ -166,6 +305,13 @@ class HttpConnector:
                 pause = min(pause * 1.5, 0.5)  # back off: a busy server may run one job at a time
         if self.options.turngate_hooks:  # engines stopped, call log written: the reference knows
             self._json("POST", "/v1/_turngate/idle", {"timeout": self.options.settle_timeout_sec})
+        if status.get("status") == "waiting_user":
+            waiting_for = status.get("pending_interaction_id")
+            if self._waiting_since is None or waiting_for != self._waiting_for:
+                self._waiting_since, self._waiting_for = time.monotonic(), waiting_for
+                self._clock_elapsed = 0.0
+        else:
+            self._waiting_since = None
 
     def _settled(self, status: Mapping[str, Any]) -> bool:
         state = status.get("status")
@@ -180,130 +326,319 @@ class HttpConnector:
         """Cancel a job still holding the server (a waiting run may hold a slot), never raising."""
         if self._job is not None and self._last_status.get("status") not in TERMINAL:
             with contextlib.suppress(TargetError):
-                self._call("POST", f"/v1/jobs/{self._job}/cancel", b"", "application/json")
+                self._call("POST", f"/v1/jobs/{self._job}/cancel", json={})
         self._job = None
+        self._client.close()
 
     # Observation -------------------------------------------------------------------------
 
     def observe(self) -> Observation:
         status = self._status()
-        pending = self._pending()
+        pending, pending_known = self._pending()
         code, answer = self._call("GET", f"/v1/jobs/{self._id}/result")
         result = answer.get("result") if code == 200 and isinstance(answer, Mapping) else None
-        history = self._json("GET", f"/v1/jobs/{self._id}/events/history")
-        events = history.get("events") if isinstance(history, Mapping) else history
-        if not isinstance(events, list) or not all(
-            isinstance(event, Mapping) and "type" in event for event in events
-        ):
-            raise TargetError(
-                f"GET /v1/jobs/{self._id}/events/history: not a list of events: {_short(history)}"
-            )
-        events.sort(key=lambda event: int(event.get("seq", 0)))
-        error = status.get("error") or {}
+        events = self._protocol_events()
         internals: Mapping[str, Any] = {}
         if self.options.turngate_hooks:
             internals = self._json("GET", f"/v1/_turngate/jobs/{self._id}/internals")
         decisions = list(internals.get("decisions", ()))
-        completed = [event for event in events if event.get("type") == "conversation.completed"]
+        completed = [event for event in events or () if event.get("type") == "conversation.completed"]
         reason_code = (
             decisions[-1].get("reason_code")
             if decisions
             else ((completed[-1].get("data") or {}).get("reason_code") if completed else None)
         )
         attempts = status.get("attempt_count")
-        if not isinstance(attempts, int):
-            attempts = max(
-                (int((event.get("meta") or {}).get("attempt") or 0) for event in events), default=0
-            )
+        if not is_int(attempts):
+            attempts = attempts_from_events(events)
+        if "history" in internals:
+            history: tuple[Mapping[str, Any], ...] | None = tuple(internals["history"])
+        else:
+            history = history_from_events(events) if events is not None else None
+        error = status.get("error") or {}
+        extra: dict[str, Any] = {}
+        if decisions:
+            extra["decisions"] = decisions
+        if not pending_known:
+            extra["pending_unknown"] = True
+        if self._events_source == "stream":
+            extra["events_source"] = "stream"  # the history endpoint held something else
+        if self._anomalies:
+            extra["anomalies"] = list(self._anomalies)
+            self._anomalies.clear()
         return Observation(
             state=str(status["status"]),
             error_code=error.get("code") if isinstance(error, Mapping) else None,
-            warnings=tuple(status.get("warnings") or ()),
+            warnings=tuple(str(warning) for warning in status.get("warnings") or ()),
             reason_code=reason_code,
             data=(result or {}).get("data") if isinstance(result, Mapping) else None,
             pending=pending,
             attempts=attempts,
-            history=tuple(internals["history"]) if "history" in internals else history_from_events(events),
-            events=tuple({"type": event["type"], "data": dict(event.get("data") or {})} for event in events),
-            slot_held=internals.get("slot_held"),
-            patch=internals.get("patch"),
-            extra={"decisions": decisions} if decisions else {},
+            history=history,
+            events=(
+                tuple({"type": event["type"], "data": dict(event.get("data") or {})} for event in events)
+                if events is not None
+                else None
+            ),
+            slot_held=internals["slot_held"] if "slot_held" in internals else self._slot_held(),
+            patch=internals.get("patch") or self._patch_from_call_log(),
+            extra=extra,
         )
+
+    def _slot_held(self) -> bool | None:
+        """Whether this run holds a slot, seen from outside: start as many filler jobs as the server
+        has slots; if all of them start, this run holds none. None when slots are not observable.
+
+        Each filler plays a case script that sleeps longer than the wait, so a started filler keeps
+        its slot while the others are counted; all are canceled afterwards.
+        """
+        setup, slots = self._setup, self.options.slots
+        if setup is None or slots is None or not setup.observes_slots:
+            return None
+        wait = FILLER_WAIT_SEC
+        fillers: list[str] = []
+        scripts: list[Path] = []
+        try:
+            for index in range(slots):
+                case = f"{setup.case_id}__filler{index}"
+                script = self.options.scripts_dir / f"{case}.yaml"
+                turns = [
+                    {"steps": [{"sleep": wait + 5}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}
+                ]
+                script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
+                scripts.append(script)
+                request: dict[str, Any] = {
+                    **self.options.extra_request,
+                    "skill_id": setup.skill_dir.name,
+                    "engine": setup.engine,
+                    "input": {"case": f"tg-case-{case}"},
+                    "parameter": {},
+                    "runtime_options": {"execution_mode": "auto", "no_cache": True},
+                }
+                if setup.engine in self.options.models:
+                    request["model"] = self.options.models[setup.engine]
+                status, answer = self._call("POST", "/v1/jobs", json=request)
+                if status != 200 or not isinstance(answer, Mapping) or "request_id" not in answer:
+                    self._anomaly("POST", "/v1/jobs", status, answer, "a slot filler job was refused")
+                    return None
+                fillers.append(str(answer["request_id"]))
+            deadline = time.monotonic() + wait
+            while True:
+                started = sum(self._filler_state(job) not in ("queued", None) for job in fillers)
+                if started == slots:
+                    return False
+                if time.monotonic() >= deadline:
+                    return True if started == slots - 1 else None
+                time.sleep(0.1)
+        finally:
+            for job in fillers:
+                with contextlib.suppress(TargetError):
+                    self._call("POST", f"/v1/jobs/{job}/cancel", json={})
+            for job in fillers:  # wait for the fillers to let their slots go, bounded
+                until = time.monotonic() + wait
+                while self._filler_state(job) not in TERMINAL and time.monotonic() < until:
+                    time.sleep(0.1)
+            for script in scripts:
+                script.unlink(missing_ok=True)
+
+    def _filler_state(self, job: str) -> str | None:
+        status, answer = self._call("GET", f"/v1/jobs/{job}")
+        state = answer.get("status") if status == 200 and isinstance(answer, Mapping) else None
+        return str(state) if isinstance(state, str) else None
+
+    def _patch_from_call_log(self) -> str | None:
+        """A server that shows no patch: the patched SKILL.md its engine read (see callpatch.py)."""
+        log, setup = self.options.call_log, self._setup
+        if log is None or setup is None or not log.exists():
+            return None
+        with log.open("rb") as stream:
+            stream.seek(self._log_start)
+            lines = stream.read().decode("utf-8", "replace").splitlines()
+        calls = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                call = json.loads(line)
+                if isinstance(call, Mapping) and call.get("case") == setup.case_id:
+                    calls.append(call)
+        patch = patch_from_calls(calls, setup.skill_dir, self.options.patch_modules)
+        self._seen_patch = patch or self._seen_patch
+        return self._seen_patch
 
     def _status(self) -> Mapping[str, Any]:
         status = self._json("GET", f"/v1/jobs/{self._id}")
         if not isinstance(status, Mapping) or status.get("status") not in STATES:
-            raise TargetError(f"GET /v1/jobs/{self._id}: no known status in {_short(status)}")
+            raise TargetError(f"GET /v1/jobs/{self._id}: no known status in {short(status)}")
         self._last_status = status
         return status
 
-    def _pending(self) -> Mapping[str, Any] | None:
-        answer = self._json("GET", f"/v1/jobs/{self._id}/interaction/pending")
-        pending = answer.get("pending") if isinstance(answer, Mapping) else None
-        return pending if isinstance(pending, Mapping) else None
+    def _pending(self) -> tuple[Mapping[str, Any] | None, bool]:
+        """The pending interaction, and whether the server said (False: it cannot tell us)."""
+        path = f"/v1/jobs/{self._id}/interaction/pending"
+        status, answer = self._call("GET", path)
+        if status == 200:
+            pending = answer.get("pending") if isinstance(answer, Mapping) else None
+            return (pending if isinstance(pending, Mapping) else None), True
+        if status in (400, 404, 409) and self._last_status.get("status") != "waiting_user":
+            # An auto job (Skill-Runner answers 400) or a finished one: there is no pending.
+            return None, True
+        self._anomaly("GET", path, status, answer, "no pending could be read")
+        return None, False
 
-    # The events stream -------------------------------------------------------------------
+    # Protocol events ---------------------------------------------------------------------
+
+    def _protocol_events(self) -> list[Mapping[str, Any]] | None:
+        """The run's FCMP events from wherever this server keeps them; None when nowhere."""
+        source = self._events_source or self.options.events_source
+        if source == "none":
+            return None
+        if source in ("auto", "history"):
+            history = self._history()
+            if history is not None and (source == "history" or any(map(is_fcmp, history))):
+                self._events_source = "history"
+                return with_type(history)
+            if source == "history":
+                return None
+            if history is not None and not history and not self.options.events_stream:
+                return []
+        stream = self._stream_events() if self.options.events_stream else None
+        if stream is None:
+            return None
+        self._events_source = "stream"
+        # A server that streams each attempt's messages afresh (seq restarting per attempt) shows
+        # only the latest attempt; what earlier observations saw is kept, each message once.
+        for event in stream:
+            meta = event.get("meta")
+            attempt = meta.get("attempt") if isinstance(meta, Mapping) else None
+            self._streamed.setdefault((attempt, event.get("seq"), event.get("type")), event)
+        return list(self._streamed.values())
+
+    def _history(self) -> list[Mapping[str, Any]] | None:
+        path = f"/v1/jobs/{self._id}/events/history"
+        status, answer = self._call("GET", path)
+        events = answer.get("events") if isinstance(answer, Mapping) else answer
+        if status != 200 or not isinstance(events, list):
+            self._anomaly("GET", path, status, answer, "no list of events")
+            return None
+        return in_seq_order([event for event in events if isinstance(event, Mapping)])
+
+    def _stream_events(self) -> list[Mapping[str, Any]] | None:
+        """The ``chat_event`` frames of GET /events, read up to its ``end`` (the job has settled)."""
+        path = f"/v1/jobs/{self._id}/events"
+        deadline = time.monotonic() + self.options.request_timeout_sec
+        events: list[Mapping[str, Any]] = []
+        try:
+            with httpx_sse.connect_sse(self._client, "GET", path) as source:
+                if source.response.status_code != 200:
+                    self._anomaly("GET", path, source.response.status_code, None, "no events stream")
+                    return None
+                for frame in source.iter_sse():
+                    if frame.event == "end" or time.monotonic() >= deadline:
+                        break
+                    if frame.event != "chat_event" or len(events) >= MAX_STREAM_EVENTS:
+                        continue
+                    try:
+                        event = json.loads(frame.data)
+                    except ValueError:
+                        self._anomaly("GET", path, 200, frame.data, "a chat_event that is not JSON")
+                        continue
+                    if isinstance(event, Mapping) and isinstance(event.get("type"), str):
+                        events.append(event)
+        except httpx_sse.SSEError as error:
+            self._anomaly("GET", path, 200, str(error), "not an events stream")
+            return None
+        except httpx.HTTPError as error:
+            self._anomaly("GET", path, None, str(error), "the events stream broke")
+        return events
 
     def _follow_stream(self, deadline: float) -> bool:
         """Read GET /events until ``end`` or a drop; False when the server has no usable stream."""
-        url = urllib.parse.urlsplit(self.options.base_url)
-        connection_class = (
-            http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
-        )
+        path = f"/v1/jobs/{self._id}/events"
         remaining = max(0.1, min(deadline - time.monotonic(), self.options.request_timeout_sec))
-        connection = connection_class(url.hostname or "127.0.0.1", url.port, timeout=remaining)
-        path = f"{url.path.rstrip('/')}/v1/jobs/{self._id}/events"
         try:
-            connection.request("GET", path, headers={"Accept": "text/event-stream"})
-            answer = connection.getresponse()
-            if answer.status != 200 or "text/event-stream" not in answer.getheader("Content-Type", ""):
-                return False
-            for kind, _data in _sse_events(answer):
-                if kind == "end" or time.monotonic() >= deadline:
-                    break
+            with httpx_sse.connect_sse(self._client, "GET", path, timeout=remaining) as source:
+                if source.response.status_code != 200:
+                    return False
+                for frame in source.iter_sse():
+                    if frame.event == "end" or time.monotonic() >= deadline:
+                        break
             return True
-        except (OSError, http.client.HTTPException):
+        except httpx_sse.SSEError:
+            return False
+        except httpx.HTTPError:
             return True  # a dropped or timed-out stream: look at the status, then reopen it
-        finally:
-            connection.close()
 
     # HTTP --------------------------------------------------------------------------------
 
     def _call(
-        self, method: str, path: str, body: bytes | None = None, content_type: str | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        files: Mapping[str, Any] | None = None,
+        retry_reset: bool | None = None,
     ) -> tuple[int, Any]:
-        request = urllib.request.Request(self.options.base_url + path, data=body, method=method)
-        if content_type:
-            request.add_header("Content-Type", content_type)
-        request.add_header("Accept", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=self.options.request_timeout_sec) as answer:
-                status, raw = answer.status, answer.read()
-        except urllib.error.HTTPError as error:
-            status, raw = error.code, error.read()
-        except urllib.error.URLError as error:
-            if isinstance(error.reason, ConnectionRefusedError | FileNotFoundError):
+        """One request, retried on transient failures; (status, decoded JSON answer or None).
+
+        A connection refused is retried (nothing was sent); a reset mid-call is retried for GETs
+        and where ``retry_reset`` says the call is idempotent; 429/502/503 are retried after the
+        server's Retry-After or a growing pause.
+        """
+        retry_reset = method == "GET" if retry_reset is None else retry_reset
+        attempt = 0
+        while True:
+            try:
+                response = self._client.request(method, path, json=json, files=files)
+            except httpx.ConnectError as error:
+                if attempt < min(self.options.retries, 2):
+                    attempt += 1
+                    time.sleep(backoff(attempt))
+                    continue
                 raise TargetUnreachable(
-                    f"{self.options.base_url}: nothing answers ({error.reason}); is the server running?"
+                    f"{self.options.base_url}: nothing answers ({error}); is the server running?"
                 ) from None
-            raise TargetError(f"{method} {path}: {error.reason}") from None
-        except (OSError, http.client.HTTPException) as error:
-            raise TargetError(f"{method} {path}: {error}") from None
+            except httpx.TimeoutException:
+                raise TargetError(
+                    f"{method} {path}: no answer within {self.options.request_timeout_sec:g} s"
+                ) from None
+            except httpx.TransportError as error:  # reset, closed mid-answer
+                if retry_reset and attempt < self.options.retries:
+                    attempt += 1
+                    time.sleep(backoff(attempt))
+                    continue
+                raise TargetError(f"{method} {path}: {type(error).__name__}: {error}") from None
+            if response.status_code in TRANSIENT_STATUS and attempt < self.options.retries:
+                attempt += 1
+                time.sleep(retry_after(response) or backoff(attempt))
+                continue
+            break
+        if response.status_code in (401, 403):
+            raise TargetError(
+                f"{method} {path}: HTTP {response.status_code}: the server wants credentials"
+                " (auth: or headers: in the target file)"
+            )
+        raw = response.content
         try:
-            return status, json.loads(raw) if raw else None
+            return response.status_code, response.json() if raw else None
         except ValueError:
             raise TargetError(
-                f"{method} {path}: HTTP {status}, the answer is not JSON: {raw[:120]!r}"
+                f"{method} {path}: HTTP {response.status_code}, the answer is not JSON: {raw[:120]!r}"
             ) from None
 
     def _json(self, method: str, path: str, payload: Any = None) -> Any:
-        body = None if payload is None else json.dumps(payload).encode()
-        if body is None and method == "POST":
-            body = b"{}"
-        status, answer = self._call(method, path, body, "application/json" if body is not None else None)
+        if payload is None and method == "POST":
+            payload = {}
+        status, answer = self._call(method, path, json=payload)
         if status != 200:
-            raise TargetError(f"{method} {path}: HTTP {status}: {_short(answer)}")
+            raise TargetError(f"{method} {path}: HTTP {status}: {short(answer)}")
         return answer
+
+    def _anomaly(self, method: str, path: str, status: int | None, answer: Any, what: str) -> None:
+        """An answer the job API does not foresee: kept as evidence in the observation, bounded."""
+        if len(self._anomalies) < MAX_ANOMALIES:
+            self._anomalies.append(
+                {"request": f"{method} {path}", "status": status, "answer": short(answer), "note": what}
+            )
 
     @property
     def _id(self) -> str:
@@ -315,59 +650,158 @@ class HttpConnector:
 def probe(options: HttpOptions) -> None:
     """Refuse a server that is down or does not speak the job API, before any case runs."""
     connector = HttpConnector(options)
-    status, answer = connector._call("GET", "/v1/jobs/turngate-probe-no-such-job")
+    try:
+        status, answer = connector._call("GET", "/v1/jobs/turngate-probe-no-such-job")
+    finally:
+        connector.close()
     if status != 404:
         raise TargetError(
             f"{options.base_url}: GET /v1/jobs/<unknown id> answered HTTP {status}, not 404:"
-            f" is this the job API? ({_short(answer)})"
+            f" is this the job API? ({short(answer)})"
         )
 
 
-def history_from_events(events: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
-    """The interaction history as the in-process connector reports it, rebuilt from FCMP events."""
-    rows: dict[int, dict[str, Any]] = {}
+def package_zip(skill_dir: Path) -> bytes:
+    """The skill folder zipped under its own name, its runner.json at a version never used before.
+
+    Servers refuse to reinstall a skill id at the same or a lower version; a nanosecond clock
+    makes each install's version higher than every earlier one, across runs.
+    """
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(skill_dir.rglob("*")):
+            if not path.is_file():
+                continue
+            name = f"{skill_dir.name}/{path.relative_to(skill_dir).as_posix()}"
+            if name == f"{skill_dir.name}/assets/runner.json":
+                runner = json.loads(path.read_text(encoding="utf-8"))
+                runner["version"] = f"1.0.{time.time_ns()}"
+                archive.writestr(name, json.dumps(runner, indent=2))
+            else:
+                archive.write(path, name)
+    return buffer.getvalue()
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_fcmp(event: Mapping[str, Any]) -> bool:
+    version = event.get("protocol_version")
+    if isinstance(version, str):
+        return version.startswith("fcmp")
+    return event.get("type") in FCMP_TYPES
+
+
+def with_type(events: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [event for event in events if isinstance(event.get("type"), str)]
+
+
+def in_seq_order(events: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Sorted by ``seq`` when every event has an integer one; else as the server listed them."""
+    if all(is_int(event.get("seq")) for event in events):
+        return sorted(events, key=lambda event: int(event["seq"]))
+    return events
+
+
+def attempts_from_events(events: Sequence[Mapping[str, Any]] | None) -> int | None:
+    """The highest ``meta.attempt``; None when the events carry none (the target cannot show it)."""
+    numbers = [
+        int(meta["attempt"])
+        for event in events or ()
+        if isinstance(meta := event.get("meta"), Mapping) and is_int(meta.get("attempt"))
+    ]
+    return max(numbers) if numbers else None
+
+
+def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...] | None:
+    """The interaction history as the in-process connector reports it, rebuilt from FCMP events.
+
+    A ``user.input.required`` without an integer ``interaction_id`` opens a row of its own (id
+    None); a reply event closes the row it names, else the latest open one. ``automatic`` is None
+    where the event does not say. None (the target cannot show the history) when an ask was
+    answered — a later attempt ran — but no reply event says with what.
+    """
+    rows: list[dict[str, Any]] = []
+    asked_in: list[int | None] = []  # each row's attempt
+    latest_attempt: int | None = None
     for event in events:
         data = event.get("data") or {}
+        meta = event.get("meta")
+        attempt = meta.get("attempt") if isinstance(meta, Mapping) else None
+        if is_int(attempt):
+            latest_attempt = max(attempt, latest_attempt or attempt)
+        if not isinstance(data, Mapping):
+            continue
+        named = data.get("interaction_id")
+        number = int(named) if is_int(named) else None
         match event.get("type"):
             case "user.input.required":
-                rows[int(data["interaction_id"])] = {
-                    "interaction_id": int(data["interaction_id"]),
-                    "prompt": data.get("prompt"),
-                    "response": None,
-                    "automatic": None,
-                }
-            case "user.input.replied" if int(data.get("interaction_id", -1)) in rows:
-                rows[int(data["interaction_id"])].update(
-                    response=data.get("response"), automatic=data.get("automatic")
+                if number is not None and any(row["interaction_id"] == number for row in rows):
+                    continue  # the same ask shown again
+                rows.append(
+                    {
+                        "interaction_id": number,
+                        "prompt": data.get("prompt"),
+                        "response": None,
+                        "automatic": None,
+                    }
                 )
-    return tuple(rows[key] for key in sorted(rows))
+                asked_in.append(attempt if is_int(attempt) else None)
+            case kind if kind in REPLY_EVENTS:
+                open_rows = [
+                    row
+                    for row in rows
+                    if (number is None or row["interaction_id"] == number) and row["response"] is None
+                ]
+                if open_rows:
+                    open_rows[-1].update(
+                        response=data.get("response", data.get("response_preview")),
+                        automatic=data.get("automatic"),
+                    )
+    for row, attempt in zip(rows, asked_in, strict=True):
+        answered = attempt is not None and latest_attempt is not None and latest_attempt > attempt
+        if answered and row["response"] is None and row["automatic"] is None:
+            return None
+    return tuple(rows)
 
 
-def _sse_events(answer: http.client.HTTPResponse) -> Iterator[tuple[str, str]]:
-    """(event, data) pairs of a server-sent events stream."""
-    kind, data = "message", list[str]()
-    for raw in answer:
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if not line:
-            if data:
-                yield kind, "\n".join(data)
-            kind, data = "message", []
-        elif line.startswith("event:"):
-            kind = line[len("event:") :].strip()
-        elif line.startswith("data:"):
-            data.append(line[len("data:") :].lstrip())
+def backoff(attempt: int) -> float:
+    return float(min(0.1 * 2**attempt, 5.0))
 
 
-def _error_code(answer: Any) -> str | None:
+def retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After", "")
+    try:
+        return min(max(float(value), 0.0), 10.0)
+    except ValueError:
+        return None
+
+
+def error_code(answer: Any) -> str | None:
+    """``error.code``, ``code`` or FastAPI's ``detail.code``."""
     if isinstance(answer, Mapping):
-        error = answer.get("error")
-        if isinstance(error, Mapping) and isinstance(error.get("code"), str):
-            return str(error["code"])
-        if isinstance(answer.get("code"), str):
-            return str(answer["code"])
+        for holder in (answer.get("error"), answer, answer.get("detail")):
+            if isinstance(holder, Mapping) and isinstance(holder.get("code"), str):
+                return str(holder["code"])
     return None
 
 
-def _short(value: Any) -> str:
+def error_message(answer: Any) -> str:
+    if isinstance(answer, Mapping):
+        for holder in (answer.get("error"), answer.get("detail"), answer):
+            if isinstance(holder, Mapping) and isinstance(holder.get("message"), str):
+                return one_line(holder["message"])
+            if isinstance(holder, str):
+                return one_line(holder)
+    return short(answer)
+
+
+def one_line(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return short(" ".join(text.split()))
+
+
+def short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
     return text if len(text) <= 200 else text[:200] + "…"

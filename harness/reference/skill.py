@@ -6,9 +6,10 @@ A package is a folder::
     <name>/assets/runner.json    the manifest, checked against runner.schema.json (next to this file)
     <name>/<schema files>        the JSON Schemas runner.json names under ``schemas``
 
-``artifacts`` is a list of strings: paths relative to the run's ``artifacts/``
-folder, each a file the run must leave there. ``max_attempt`` is optional and,
-when present, an integer >= 1 (Decision 6; 002 "runner.json.max_attempt
+``artifacts`` is a list of paths relative to the run's ``artifacts/`` folder,
+each a file the run must leave there: a string, or an object whose ``pattern``
+is the path (``{"role", "pattern", "required"}``, the form Skill-Runner reads).
+``max_attempt`` is optional and, when present, an integer >= 1 (Decision 6; 002 "runner.json.max_attempt
 (integer, >=1)"). JSON Schema calls ``2.0`` an integer, so the manifest is
 validated with a type checker whose integers are Python ``int`` only (``bool``
 excluded): a manifest value should mean what it was written as.
@@ -150,7 +151,9 @@ def load_skill(folder: Path) -> Skill:
         engines=None if engines is None else tuple(engines),
         unsupported_engines=tuple(runner.get("unsupported_engines", ())),
         max_attempt=runner.get("max_attempt"),
-        artifacts=tuple(runner.get("artifacts", ())),
+        artifacts=tuple(
+            item if isinstance(item, str) else str(item["pattern"]) for item in runner.get("artifacts", ())
+        ),
         output_schema=loaded.get("output"),
         input_schema=loaded.get("input"),
         parameter_schema=loaded.get("parameter"),

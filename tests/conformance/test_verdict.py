@@ -253,3 +253,17 @@ def test_the_spec_names_the_policy_field_not_its_values() -> None:
     ]
     none = judge(case, [observed(pending={"interaction_id": 1})])
     assert ("pending_fields", "failed") in [(item.key, item.severity) for item in none.differences]
+
+
+def test_a_history_field_the_target_does_not_say_is_unverified() -> None:
+    automatic = "interactive-run-lifecycle/strict-switch/resumable-strict-false#then"
+    case = checks(
+        {"history": [{"interaction_id": 1, "automatic": True}]},
+        {"history": HISTORY, "history.automatic": automatic},
+    )
+    verdict = judge(case, [observed(history=[{"interaction_id": 1, "automatic": None}])])
+    assert verdict.outcome == "partial"
+    assert [(item.key, item.severity) for item in verdict.differences] == [
+        ("history.automatic", "unverified")
+    ]
+    assert judge(case, [observed(history=[{"interaction_id": 1, "automatic": False}])]).outcome == "failed"

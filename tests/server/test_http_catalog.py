@@ -16,7 +16,7 @@ import pytest
 
 from harness.catalog import load_catalog
 from harness.runner import CaseResult, cases, run_all
-from harness.targets import HOOK_CAPABILITIES, Target, http_options
+from harness.targets import Target, http_options
 from tests.server.conftest import Server, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ def golden(result: CaseResult) -> Mapping[str, Any]:
     return dict(json.loads((GOLDEN / name).read_text(encoding="utf-8")))
 
 
-def http_target(server: Server, *, hooks: bool) -> Target:
+def http_target(server: Server, *, hooks: bool, jobs: int = 1) -> Target:
     options = http_options(
         {
             "base_url": server.url,
@@ -36,6 +36,10 @@ def http_target(server: Server, *, hooks: bool) -> Target:
             "call_log": str(server.call_log),
             "turngate_hooks": hooks,
             "settle_timeout_sec": 60,
+            # without hooks, the clock scenarios run on a short real session timeout
+            "honours_session_timeout": not hooks,
+            **({} if hooks else {"slots": 2}),  # the server's --slots: fillers show a held slot
+            "jobs": jobs,
         },
         None,
     )
@@ -82,14 +86,18 @@ def neutral(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: Server) -> None:
-    target = http_target(plain_server, hooks=False)
-    assert target.http is not None and not (target.http.capabilities & HOOK_CAPABILITIES)
+    """The fake engines' call log shows the patch, a short real timeout stands in for the clock,
+    filler jobs show whether a run holds a slot, and four cases run at once (each installs its own
+    skill; those observing slots or the engines' resumability run alone)."""
+    target = http_target(plain_server, hooks=False, jobs=4)
+    assert target.http is not None and "restart" not in target.http.capabilities
     planned = cases(load_catalog(ROOT / "scenarios"), ["codex", "gemini"])
-    results = list(run_all(planned, target=target, jobs=1))
+    results = list(run_all(planned, target=target, jobs=4))
     ran = [result for result in results if result.outcome != "skipped"]
-    skipped = {result.message for result in results if result.outcome == "skipped"}
+    skipped = sorted({result.message for result in results if result.outcome == "skipped"})
     assert len(ran) > len(planned) // 2
     assert all("lacks" in message for message in skipped)
+    assert not any(word in message for message in skipped for word in ("patch", "clock", "slots")), skipped
     problems = [
         f"{result.scenario_id} [{result.engine}]: {result.outcome}"
         for result in ran

@@ -1,0 +1,319 @@
+"""Miniature job-API servers: each reproduces one thing a real server (Skill-Runner at 7d8914d) does.
+
+One small starlette app whose :class:`Behaviour` switches on the real-world
+answers of ../shared/HTTP_API.md ("What the public Skill-Runner server does"):
+an asynchronous install that can fail, a versioned reinstall, an engine
+refused, pending answered 400 for auto jobs, null interaction ids, runtime
+events in the history endpoint, 429 when full, credentials required. A
+connection reset is :class:`ResettingProxy`, in front of any of them. Served
+by uvicorn on 127.0.0.1, port 0, in a thread.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import struct
+import threading
+import uuid
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Behaviour:
+    install: str = "sync"  # sync | async | async-fail
+    versioned: bool = False  # refuse a reinstall at the same or a lower version
+    engines: frozenset[str] = frozenset({"codex"})  # others: 400 SKILL_ENGINE_UNSUPPORTED
+    pending_400_for_auto: bool = False
+    null_interaction_ids: bool = False  # user.input.required with interaction_id null
+    runtime_history: bool = False  # /events/history holds rasp events; FCMP only on the SSE stream
+    full_for_first_jobs: int = 0  # answer 429 to this many POST /v1/jobs first
+    token: str | None = None  # a Bearer token every request needs
+
+
+@dataclass
+class Job:
+    mode: str
+    status: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    data: dict[str, Any] | None = None
+
+
+class Miniature:
+    """The app and what it has seen (for the tests' own assertions)."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.installed: dict[str, str] = {}  # skill id -> version
+        self.installs: dict[str, dict[str, Any]] = {}
+        self.jobs: dict[str, Job] = {}
+        self.refused_jobs = 0
+        self.job_requests: list[dict[str, Any]] = []
+        self.app = Starlette(
+            routes=[
+                Route("/v1/skill-packages/install", self.install, methods=["POST"]),
+                Route("/v1/skill-packages/{request_id}", self.install_status),
+                Route("/v1/jobs", self.create, methods=["POST"]),
+                Route("/v1/jobs/{job}", self.status),
+                Route("/v1/jobs/{job}/interaction/pending", self.pending),
+                Route("/v1/jobs/{job}/interaction/reply", self.reply, methods=["POST"]),
+                Route("/v1/jobs/{job}/cancel", self.cancel, methods=["POST"]),
+                Route("/v1/jobs/{job}/result", self.result),
+                Route("/v1/jobs/{job}/events/history", self.history),
+                Route("/v1/jobs/{job}/events", self.stream),
+            ]
+        )
+        self.app.add_middleware(_Auth, miniature=self)
+
+    # Skills ------------------------------------------------------------------------------
+
+    async def install(self, request: Request) -> Response:
+        form = await request.form()
+        upload: Any = form["file"]
+        archive = zipfile.ZipFile(io.BytesIO(await upload.read()))
+        runner_name = next(name for name in archive.namelist() if name.endswith("assets/runner.json"))
+        runner = json.loads(archive.read(runner_name))
+        skill, version = runner["id"], runner.get("version", "")
+        error = None
+        if self.behaviour.install == "async-fail":
+            error = "runner.json must define a non-empty version (turngate miniature)"
+        elif (
+            self.behaviour.versioned
+            and skill in self.installed
+            and not _higher(version, self.installed[skill])
+        ):
+            error = f"Skill update requires strictly higher version: installed={self.installed[skill]}"
+        if error is None:
+            self.installed[skill] = version
+        if self.behaviour.install == "sync":
+            if error:
+                return JSONResponse({"detail": error}, status_code=400)
+            return JSONResponse({"status": "installed", "skill_id": skill})
+        request_id = uuid.uuid4().hex
+        # Validation happens "afterwards": the first status read says running, the next the outcome.
+        self.installs[request_id] = {"reads": 0, "error": error, "skill_id": skill}
+        return JSONResponse({"request_id": request_id, "status": "queued"})
+
+    async def install_status(self, request: Request) -> Response:
+        record = self.installs.get(request.path_params["request_id"])
+        if record is None:
+            return JSONResponse({"detail": "Install request not found"}, status_code=404)
+        record["reads"] += 1
+        if record["reads"] == 1:
+            return JSONResponse({"status": "running"})
+        if record["error"]:
+            return JSONResponse({"status": "failed", "error": record["error"]})
+        return JSONResponse({"status": "succeeded", "skill_id": record["skill_id"]})
+
+    # Jobs --------------------------------------------------------------------------------
+
+    async def create(self, request: Request) -> Response:
+        body = await request.json()
+        self.job_requests.append(body)
+        if body["skill_id"] not in self.installed:
+            return JSONResponse({"detail": f"Skill '{body['skill_id']}' not found"}, status_code=404)
+        if body["engine"] not in self.behaviour.engines:
+            detail = {"code": "SKILL_ENGINE_UNSUPPORTED", "message": f"does not support {body['engine']}"}
+            return JSONResponse({"detail": detail}, status_code=400)
+        if self.refused_jobs < self.behaviour.full_for_first_jobs:
+            self.refused_jobs += 1
+            return JSONResponse({"detail": "Job queue is full"}, status_code=429)
+        mode = body["runtime_options"]["execution_mode"]
+        job = Job(mode, "succeeded" if mode == "auto" else "waiting_user")
+        job.events.append(_fcmp("conversation.started", {}, attempt=1))
+        if mode == "auto":
+            self._complete(job, attempt=1)
+        else:
+            number = None if self.behaviour.null_interaction_ids else 1
+            job.events.append(
+                _fcmp("user.input.required", {"interaction_id": number, "prompt": "Which style?"}, attempt=1)
+            )
+        name = uuid.uuid4().hex
+        self.jobs[name] = job
+        return JSONResponse({"request_id": name, "status": "queued"})
+
+    def _complete(self, job: Job, *, attempt: int) -> None:
+        job.status, job.data = "succeeded", {"greeting": "Hi"}
+        job.events.append(_fcmp("assistant.message.final", {"text": '{"greeting": "Hi"}'}, attempt=attempt))
+        job.events.append(
+            _fcmp("conversation.completed", {"reason_code": "DONE_MARKER_FOUND"}, attempt=attempt)
+        )
+
+    async def status(self, request: Request) -> Response:
+        job = self.jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"detail": "Request not found"}, status_code=404)
+        waiting = job.status == "waiting_user"
+        return JSONResponse(
+            {
+                "status": job.status,
+                "pending_interaction_id": 1 if waiting else None,
+                "warnings": [],
+                "error": None,
+            }
+        )
+
+    async def pending(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+        if job.mode == "auto" and self.behaviour.pending_400_for_auto:
+            detail = "interaction endpoints require execution_mode=interactive"
+            return JSONResponse({"detail": detail}, status_code=400)
+        if job.status != "waiting_user":
+            return JSONResponse({"status": job.status, "pending": None})
+        return JSONResponse(
+            {
+                "status": job.status,
+                "pending": {"interaction_id": 1, "kind": "open_text", "prompt": "Which style?"},
+            }
+        )
+
+    async def reply(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+        body = await request.json()
+        if job.status != "waiting_user" or body.get("interaction_id") != 1:
+            return JSONResponse({"detail": "stale interaction"}, status_code=409)
+        self._complete(job, attempt=2)
+        return JSONResponse({"status": "queued", "accepted": True})
+
+    async def cancel(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+        accepted = job.status not in ("succeeded", "failed", "canceled")
+        job.status = "canceled" if accepted else job.status
+        return JSONResponse({"accepted": accepted})
+
+    async def result(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+        return JSONResponse({"result": {"status": job.status, "data": job.data}})
+
+    async def history(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+        if self.behaviour.runtime_history:
+            rasp = [
+                {"protocol_version": "rasp/1.0", "seq": index + 1, "event": {"type": "lifecycle.run.status"}}
+                for index, _ in enumerate(job.events)
+            ]
+            return JSONResponse({"count": len(rasp), "events": rasp})
+        return JSONResponse({"count": len(job.events), "events": job.events})
+
+    async def stream(self, request: Request) -> Response:
+        job = self.jobs[request.path_params["job"]]
+
+        def frames() -> Iterator[str]:
+            yield f"event: snapshot\ndata: {json.dumps({'status': job.status})}\n\n"
+            for event in job.events:
+                yield f"event: chat_event\ndata: {json.dumps(event)}\n\n"
+            yield 'event: end\ndata: {"reason": "terminal"}\n\n'
+
+        return StreamingResponse(frames(), media_type="text/event-stream")
+
+
+class _Auth:
+    """401 without the miniature's Bearer token (when it has one)."""
+
+    def __init__(self, app: Any, miniature: Miniature) -> None:
+        self.app, self.miniature = app, miniature
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        token = self.miniature.behaviour.token
+        if scope["type"] == "http" and token is not None:
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await JSONResponse({"detail": "Not authenticated"}, status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _fcmp(kind: str, data: dict[str, Any], *, attempt: int) -> dict[str, Any]:
+    return {"protocol_version": "fcmp/1.0", "type": kind, "data": data, "meta": {"attempt": attempt}}
+
+
+def _higher(new: str, old: str) -> bool:
+    def parts(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split("."))
+
+    return bool(new) and parts(new) > parts(old)
+
+
+@contextmanager
+def serve(behaviour: Behaviour) -> Iterator[tuple[str, Miniature]]:
+    """The miniature on 127.0.0.1 (port 0) in a thread: (base URL, the miniature)."""
+    miniature = Miniature(behaviour)
+    server = uvicorn.Server(uvicorn.Config(miniature.app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("the miniature server did not start")
+        thread.join(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", miniature
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class ResettingProxy:
+    """A TCP proxy that resets (RST) the first ``resets`` connections whose request matches, then
+    passes every connection through to the upstream server."""
+
+    def __init__(self, upstream: str, *, resets: int, matching: bytes) -> None:
+        host, port = upstream.removeprefix("http://").split(":")
+        self.upstream = (host, int(port))
+        self.resets_left, self.matching = resets, matching
+        self.reset_count = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(self.upstream)
+        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        try:
+            while chunk := client.recv(65536):
+                if self.resets_left > 0 and self.matching in chunk:  # a request on a kept-alive connection
+                    self.resets_left -= 1
+                    self.reset_count += 1
+                    # SO_LINGER 0: close() sends RST, as a crashed or overloaded server does.
+                    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    client.close()
+                    upstream.close()
+                    return
+                upstream.sendall(chunk)
+        except OSError:
+            pass
+        upstream.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            with suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)

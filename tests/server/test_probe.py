@@ -1,0 +1,66 @@
+"""`turngate probe` against turngate serve (no hooks) and against a miniature of Skill-Runner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.probe import probe_server
+from harness.targets import parse_target
+from tests.server.conftest import Server, start_server, stop_server
+from tests.server.miniatures.app import Behaviour, serve
+from tests.server.test_http_connector import cli
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = start_server(tmp_path_factory.mktemp("serve-probe"))
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
+def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real_timeout(
+    plain: Server, tmp_path: Path
+) -> None:
+    out = tmp_path / "target.yaml"
+    code, printed, _ = cli(
+        "probe", "--target", plain.url, "--scripts", str(plain.scripts), "--call-log", str(plain.call_log),
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0
+    assert "skill install: synchronous" in printed
+    assert "history holds protocol events" in printed
+    written = yaml.safe_load(out.read_text())
+    assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
+    assert written["events_source"] == "history" and written["honours_session_timeout"] is True
+    assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once
+    target = parse_target(str(out))  # the file the probe wrote is one `turngate run` takes
+    assert target.http is not None and {"clock", "patch", "argv"} <= target.http.capabilities
+
+
+def test_probing_a_skill_runner_miniature_finds_its_async_install_refused_engine_and_runtime_history(
+    tmp_path: Path,
+) -> None:
+    behaviour = Behaviour(install="async", runtime_history=True, pending_400_for_auto=True)
+    with serve(behaviour) as (url, _mini):
+        found = probe_server(
+            url, scripts=tmp_path / "scripts", call_log=None, workdir=tmp_path, models={}, timeout_probe=False
+        )
+    assert found.target["engines"] == ["codex"]
+    assert found.target["events_source"] == "stream"
+    said = "\n".join(found.lines)
+    assert "skill install: asynchronous" in said
+    assert "engine gemini: not used" in said and "SKILL_ENGINE_UNSUPPORTED" in said
+    assert "runtime events, not protocol events" in said
+
+
+def test_probing_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from tests.server.test_http_connector import free_port
+
+    code, _, err = cli("probe", "--target", f"http://127.0.0.1:{free_port()}", "--scripts", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and "nothing answers" in err
