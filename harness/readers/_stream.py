@@ -6,12 +6,12 @@ to the caller, a field of the wrong type is ``None``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from harness.readers import _bounded_json
 from harness.readers.events import Event, JsonValue, RawLine, UnknownEvent
 
 STDOUT = "stdout"
@@ -54,8 +54,8 @@ def parse_object(line: Line) -> JsonObject | None:
     if not line.data.lstrip().startswith(b"{"):
         return None
     try:
-        value = json.loads(line.text)
-    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+        value = _bounded_json.loads(line.text)
+    except ValueError:  # NestingTooDeep included: an absurdly deep line is not an event
         return None
     return value if isinstance(value, dict) else None
 

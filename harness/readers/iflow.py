@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from harness.readers import _bounded_json
 from harness.readers._stream import (
     STDERR,
     STDOUT,
@@ -119,8 +120,8 @@ def _block_info_events(block: _Block, stream: str) -> list[Event]:
     at = block.body_offset + first_brace
     text = block.body[first_brace:].decode("utf-8", errors="replace")
     try:
-        info, _ = json.JSONDecoder().raw_decode(text)
-    except (ValueError, RecursionError):
+        info, _ = _bounded_json.raw_decode(text)
+    except ValueError:
         info = None
     session_id = str_field(info, "session-id") if isinstance(info, dict) else _loose_session_id(block.body)
     if session_id is not None:
