@@ -36,6 +36,7 @@ _STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
 _BLOCK: Final = 1 << 16
+_FIRST_PREFIX: Final = 1 << 12
 
 _DECODER: Final = json.JSONDecoder()
 
@@ -48,11 +49,30 @@ class NestingTooDeep(ValueError):
 
 
 def too_deep(text: str, start: int = 0, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether the first JSON value at or after ``start`` nests deeper than ``limit``."""
+    """Whether the first JSON value at or after ``start`` nests deeper than ``limit``.
+
+    Looked at in prefixes that double: lexing a prefix gives the same tokens as lexing
+    the whole text (a string cut at the prefix's end only hides brackets), so a prefix
+    that already nests too deep, or whose first value closes, answers for the whole.
+    The total work is linear, and a text that goes deep early costs only its start.
+    """
     if text.count("{", start) + text.count("[", start) <= limit:
         return False  # the common case: too few brackets to nest that deep
-    region = text[start:] if start else text
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", region))
+    size = _FIRST_PREFIX
+    while True:
+        end = min(len(text), start + size)
+        verdict = _prefix_too_deep(text[start:end], limit)
+        if verdict is not None:
+            return verdict
+        if end == len(text):
+            return False  # the first value never closes and never gets too deep
+        size *= 2
+
+
+def _prefix_too_deep(prefix: str, limit: int) -> bool | None:
+    """True if the first value nests deeper than ``limit`` within ``prefix``; False if it closes
+    there without doing so; None if the prefix ends before either is known."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", prefix))
     depth = 0
     for block_start in range(0, len(brackets), _BLOCK):
         block = brackets[block_start : block_start + _BLOCK]
@@ -62,7 +82,7 @@ def too_deep(text: str, start: int = 0, limit: int = MAX_JSON_DEPTH) -> bool:
         if max(sums) > limit:
             return True
         depth = sums[-1]
-    return False
+    return None
 
 
 def loads(text: str) -> Any:

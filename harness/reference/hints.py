@@ -107,7 +107,7 @@ class HintScan:
     `check_output` and `build_pending` take the scan instead of scanning again.
     """
 
-    spans: tuple[tuple[int, int], ...]
+    count: int  # how many hints (each span cut out of ``stripped``)
     last: HintReading | None
     stripped: str
 
@@ -116,7 +116,7 @@ def scan_hints(text: str) -> HintScan:
     """Find every hint, parse only the last (the one that counts), cut every span out."""
     located = _Scanner(text).locate()
     last = _materialise(text, located[-1]) if located else None
-    return HintScan(tuple((hint.start, hint.end) for hint in located), last, _cut(text, located))
+    return HintScan(len(located), last, _cut(text, located))
 
 
 def find_hints(text: str) -> tuple[HintReading, ...]:

@@ -11,6 +11,7 @@ mode (Decision 3): it is control, not business data.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -120,60 +121,61 @@ def _fences(text: str) -> tuple[list[tuple[str, str]], str]:
 
     A fence opens on a line whose stripped text starts with three backticks and closes
     at the next line that is exactly three backticks (stripped); an unclosed fence
-    holds nothing we can trust as a block. Only lines holding backticks are looked at,
-    and each closing line is found once for all (a list of them, walked with one cursor),
-    so the scan is linear: no rescan from each opening line, no list of every line.
+    holds nothing we can trust as a block. The scan is linear and looks only at
+    backticks: the next opening line is found from the end of the last fence, its
+    closing line from the end of the opening line, with no list of every line and no
+    rescan (a reply of a million opening lines and no closing one costs one search).
     """
-    lines = _fence_lines(text)
-    closes = [line for line in lines if line.stripped == FENCE]
     fences: list[tuple[str, str]] = []
     cut: list[tuple[int, int]] = []  # (start, end) of the foreign fences, in order
-    next_close = 0
-    after = -1  # the end of the last closed fence: lines before it are inside one
-    for line in lines:
-        if line.start <= after:
-            continue
-        while next_close < len(closes) and closes[next_close].start <= line.start:
-            next_close += 1
-        if next_close == len(closes):
+    position = 0
+    while (opening := _next_fence_line(text, position)) is not None:
+        start, end, stripped = opening
+        close = _next_closing_line(text, end + 1)
+        if close is None:
             break  # no closing line after this one: no later fence closes either
-        close = closes[next_close]
-        language = line.stripped[len(FENCE) :].strip().lower()
-        fences.append((language, text[line.end + 1 : close.start - 1]))
+        language = stripped[len(FENCE) :].strip().lower()
+        fences.append((language, text[end + 1 : close[0] - 1]))
         if language not in _JSON_LANGUAGES:
-            cut.append((line.start, close.end))
-        after = close.end
+            cut.append((start, close[1]))
+        position = close[1] + 1
     return fences, _without(text, cut)
 
 
 _JSON_LANGUAGES: Final = ("", "json", "jsonc")
 FENCE: Final = "```"
+# Three backticks and nothing but whitespace after them on their line: a closing line's end.
+_CLOSING_TAIL: Final = re.compile(r"```[^\S\n]*(?:\n|\Z)")
 
 
-@dataclass(frozen=True, slots=True)
-class _FenceLine:
-    """A line whose stripped text starts with a fence: where it starts and ends (before its newline)."""
-
-    start: int
-    end: int
-    stripped: str
+def _line_start(text: str, position: int, at: int) -> int:
+    """The start of the line holding ``at``; lines begin at ``position`` or later."""
+    return text.rfind("\n", position, at) + 1 or position
 
 
-def _fence_lines(text: str) -> list[_FenceLine]:
-    """Every line that starts (after whitespace) with three backticks, in order, in one forward pass."""
-    found: list[_FenceLine] = []
-    position = 0
-    while True:
-        at = text.find(FENCE, position)
-        if at < 0:
-            return found
-        start = text.rfind("\n", position, at) + 1 or position  # lines begin at ``position`` or later
+def _next_fence_line(text: str, position: int) -> tuple[int, int, str] | None:
+    """(start, end, stripped text) of the next line from ``position`` (a line start) opening a fence."""
+    while (at := text.find(FENCE, position)) >= 0:
+        start = _line_start(text, position, at)
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         before = text[start:at]
         if not before or before.isspace():
-            found.append(_FenceLine(start, end, text[start:end].strip()))
-        position = end + 1  # only a line's first fence can open or close anything
+            return start, end, text[start:end].strip()
+        position = end + 1  # only a line's first backticks can open anything
+    return None
+
+
+def _next_closing_line(text: str, position: int) -> tuple[int, int] | None:
+    """(start, end) of the next line from ``position`` (a line start) that is only three backticks."""
+    while (tail := _CLOSING_TAIL.search(text, position)) is not None:
+        at = tail.start()
+        start = _line_start(text, position, at)
+        before = text[start:at]
+        if not before or before.isspace():
+            return start, tail.end() - 1 if tail.group().endswith("\n") else tail.end()
+        position = tail.end()  # not a closing line; the next line starts after it
+    return None
 
 
 def _without(text: str, cut: list[tuple[int, int]]) -> str:

@@ -243,7 +243,7 @@ def test_only_the_hint_that_counts_is_parsed() -> None:
     # one YAML parse, not three thousand: the calls of a single scan are a small multiple of the hints
     assert calls_made(scan_hints, text) < 20 * 3_000
     scan = scan_hints(text)
-    assert len(scan.spans) == 3_000 and scan.last is not None and scan.last.clean
+    assert scan.count == 3_000 and scan.last is not None and scan.last.clean
 
 
 def test_an_oversized_hint_is_malformed_never_parsed_never_output() -> None:
@@ -269,3 +269,49 @@ def test_an_unclosed_envelope_beyond_the_bound_runs_to_the_end() -> None:
 
 def test_the_recursion_limit_is_untouched() -> None:
     assert sys.getrecursionlimit() == 1000  # the bound does not rely on raising it
+
+
+def _fences_as_specified(text: str) -> tuple[list[tuple[str, str]], str]:
+    """The fence rule as first written, line by line and quadratic: what the linear scan must equal."""
+    fences, kept, lines, index = [], [], text.split("\n"), 0
+    while index < len(lines):
+        line = lines[index].strip()
+        close = None
+        if line.startswith("```"):
+            close = next((end for end in range(index + 1, len(lines)) if lines[end].strip() == "```"), None)
+        if close is None:
+            kept.append(lines[index])
+            index += 1
+            continue
+        language = line[3:].strip().lower()
+        fences.append((language, "\n".join(lines[index + 1 : close])))
+        if language in ("", "json", "jsonc"):
+            kept.extend(lines[index : close + 1])
+        index = close + 1
+    return fences, "\n".join(kept)
+
+
+FENCE_PARTS = [
+    "```",
+    "```py",
+    "```json",
+    "\n",
+    "\n",
+    " ",
+    "x",
+    "`",
+    "\r",
+    "\u2028",
+    "{}",
+    "````",
+    "\x1c",
+    "\t",
+]
+
+
+@given(st.lists(st.sampled_from(FENCE_PARTS), max_size=24).map("".join))
+@settings(deadline=None, max_examples=400)
+def test_the_linear_fence_scan_equals_the_rule_as_first_written(text: str) -> None:
+    from harness.reference.output import _fences
+
+    assert _fences(text) == _fences_as_specified(text)
