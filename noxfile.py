@@ -43,3 +43,10 @@ def conformance(session: nox.Session) -> None:
     """The main job: the whole scenario catalog against the reference orchestrator."""
     session.install("-e", ".")
     session.run("turngate", "run", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzzing: 10^5 mutated corpus streams per engine (`-- --streams N`); figures to fuzz-results.json."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.fuzz", "--out", "fuzz-results.json", *session.posargs)
