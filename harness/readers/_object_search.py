@@ -1,7 +1,8 @@
 """Finding a JSON object anywhere in text (after noise, glued to it mid-line), in linear time.
 
 Every ``{`` that could open an object (a ``{`` followed, after JSON whitespace,
-by ``}`` or by a complete string key and its colon) is a candidate, tried with
+by ``}`` or by a complete string key, its colon and the first character of a
+value) is a candidate, tried with
 ``json.JSONDecoder.raw_decode``; any other ``{`` fails to decode at once, so a
 regular expression skips those at C speed (text dense in ``{`` costs a scan,
 not a decoder call per brace). An object that decodes is skipped as a whole.
@@ -44,8 +45,12 @@ _OBJECT_DEPTH = 64
 
 # The structure of a valid JSON prefix: whole strings (or one cut at the end) and brackets.
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]', re.DOTALL)
-# A "{" that can open an object: JSON whitespace, then "}" or a whole string key and ":".
-_CANDIDATE = re.compile(r'\{[ \t\n\r]*(?:\}|"[^"\\]*(?:\\.[^"\\]*)*"[ \t\n\r]*:)', re.DOTALL)
+# A "{" that can open an object: JSON whitespace, then "}", or a whole string key, ":" and
+# the first character of a value (the decoder's: a string, object, array, number, true,
+# false, null, NaN, Infinity, -Infinity). Any other "{" fails to decode right there.
+_CANDIDATE = re.compile(
+    r'\{[ \t\n\r]*(?:\}|"[^"\\]*(?:\\.[^"\\]*)*"[ \t\n\r]*:[ \t\n\r]*["{\[\-0-9tfnNI])', re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,19 +77,51 @@ def find_object(text: str, wanted: Callable[[JsonObject], bool]) -> Found | None
 def iter_objects(text: str) -> Iterator[Found]:
     """Every object that decodes, left to right; the inside of one is not searched again."""
     doomed: set[int] = set()
-    candidate = _CANDIDATE.search(text)
-    while candidate is not None:
-        start = candidate.start()
+    candidates = _Candidates(text)
+    start = candidates.next(0)
+    while start >= 0:
         if start in doomed:
-            candidate = _CANDIDATE.search(text, start + 1)
+            start = candidates.next(start + 1)
             continue
         match _decode_at(text, start):
             case Found(end=end) as found:
                 yield found
-                candidate = _CANDIDATE.search(text, end)
+                start = candidates.next(end)
             case _Failure(doomed=more):
                 doomed.update(more)
-                candidate = _CANDIDATE.search(text, start + 1)
+                start = candidates.next(start + 1)
+
+
+# What follows a candidate's "{" (after JSON whitespace): a quote or "}". The search looks for
+# that character (a plain character set: the pattern engine skips everything else at C
+# speed), so a text dense in "{" but holding none of them costs one scan, not an attempt
+# per brace; the brace before it is checked by hand.
+_AFTER_BRACE = re.compile(r'["}]')
+_JSON_SPACE = " \t\n\r"
+_BEFORE_QUOTE = "{" + _JSON_SPACE
+
+
+class _Candidates:
+    """The next candidate at or after a position, for non-decreasing positions (linear overall)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def next(self, position: int) -> int:
+        text = self.text
+        scan = position
+        while (hit := _AFTER_BRACE.search(text, scan)) is not None:
+            brace = hit.start()
+            scan = hit.end()
+            if brace == 0 or text[brace - 1] not in _BEFORE_QUOTE:
+                continue
+            while brace > 0 and text[brace - 1] in _JSON_SPACE:
+                low = max(0, brace - 4096)
+                brace = low + len(text[low:brace].rstrip(_JSON_SPACE))
+            brace -= 1
+            if brace >= position and text[brace] == "{" and _CANDIDATE.match(text, brace) is not None:
+                return brace
+        return -1
 
 
 def _decode_at(text: str, start: int) -> Found | _Failure:

@@ -51,7 +51,7 @@ def raw_lines(data: bytes, stream: str, base_offset: int = 0) -> list[Event]:
 
 def parse_object(line: Line) -> JsonObject | None:
     """The JSON object on this line, or None when the line is anything else."""
-    if not line.data.lstrip().startswith(b"{"):
+    if not line.data.startswith(b"{") and not line.data.lstrip().startswith(b"{"):
         return None
     try:
         value = _bounded_json.loads(line.text)
@@ -62,6 +62,8 @@ def parse_object(line: Line) -> JsonObject | None:
 
 def clean_text(value: str) -> str:
     """``value`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
+    if value.isascii():  # O(1) in CPython: most fields are ASCII and need no search
+        return value
     return _SURROGATE.sub("\ufffd", value)
 
 

@@ -114,37 +114,35 @@ class HintScan:
 
 def scan_hints(text: str) -> HintScan:
     """Find every hint, parse only the last (the one that counts), cut every span out."""
-    located = _Scanner(text).locate()
-    last = _materialise(text, located[-1]) if located else None
-    return HintScan(len(located), last, _cut(text, located))
+    found = _Scanner(text).locate()
+    return HintScan(
+        len(found.spans), found.reading(text, -1) if found.spans else None, _cut(text, found.spans)
+    )
 
 
 def find_hints(text: str) -> tuple[HintReading, ...]:
     """Every hint in the text, in order, spans disjoint (a hint's inside is not searched again)."""
-    return tuple(_materialise(text, hint) for hint in _Scanner(text).locate())
+    found = _Scanner(text).locate()
+    return tuple(found.reading(text, index) for index in range(len(found.spans)))
 
 
 def read_hint(text: str) -> HintReading | None:
     """The hint that counts: the last one in the text, clean or not. Only that one is parsed."""
-    located = _Scanner(text).locate()
-    return _materialise(text, located[-1]) if located else None
+    found = _Scanner(text).locate()
+    return found.reading(text, -1) if found.spans else None
 
 
 def strip_hints(text: str) -> str:
     """The text with every hint span, clean or malformed, cut out. Nothing is parsed."""
-    return _cut(text, _Scanner(text).locate())
+    return _cut(text, _Scanner(text).locate().spans)
 
 
-def _cut(text: str, located: list[_Located]) -> str:
-    if not located:
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
         return text
-    pieces: list[str] = []
-    position = 0
-    for hint in located:
-        pieces.append(text[position : hint.start])
-        position = hint.end
-    pieces.append(text[position:])
-    return "".join(pieces)
+    ends = [0, *(end for _, end in spans)]
+    starts = [*(start for start, _ in spans), len(text)]
+    return "".join([text[end:start] for end, start in zip(ends, starts, strict=True)])
 
 
 def is_ask_user_envelope(value: object) -> bool:
@@ -392,6 +390,30 @@ class _Located(NamedTuple):
     problem: str | None
 
 
+@dataclass(slots=True)
+class _Found:
+    """Every hint's span, in order; the details of each hint but the simple flow mappings.
+
+    A simple flow mapping (one line ``ask_user: {…}`` with no brackets or quotes) is
+    its span alone: a reply may hold thousands, and only the last is ever parsed.
+    """
+
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    details: dict[int, _Located] = field(default_factory=dict)
+
+    def add(self, hint: _Located) -> None:
+        self.details[len(self.spans)] = hint
+        self.spans.append((hint.start, hint.end))
+
+    def reading(self, text: str, index: int) -> HintReading:
+        index %= len(self.spans)
+        hint = self.details.get(index)
+        if hint is None:
+            start, end = self.spans[index]
+            hint = _Located("yaml_flow", start, end, start, end, None)
+        return _materialise(text, hint)
+
+
 def _materialise(text: str, hint: _Located) -> HintReading:
     """The reading of one located hint: parsed here, and only when its source is within the bound."""
     span = (hint.start, hint.end)
@@ -434,7 +456,11 @@ class _Finder:
 _FENCE_REST: Final = re.compile(r"[ \t\r\f\v]*(?:\n|\Z)")
 _FLOW_REST: Final = re.compile(r"[ \t]*\{(?P<simple>[^{}\[\]'\"]*\})?")
 _LEGACY_REST: Final = re.compile(r'[ \t\r\n]*:[ \t\r\n]*"ask_user"')
-_SIMPLE_FLOW: Final = re.compile(r"^[ \t\r\f\v]*(ask_user:)[ \t]*\{([^{}\[\]'\"]*\})?", re.MULTILINE)
+# A flow key and a simple mapping; and a flow key whose mapping is not simple (or not closed
+# before the search's end). Both begin with the key, so the search runs at literal speed;
+# whether the key is at a line start is checked per match.
+_SIMPLE_FLOW: Final = re.compile(r"ask_user:[ \t]*\{[^{}\[\]'\"]*\}")
+_FLOW_NOT_SIMPLE: Final = re.compile(r"ask_user:[ \t]*\{(?![^{}\[\]'\"]*\})")
 _FENCE_OPEN: Final = FENCE + FENCE_TAG
 _FORMS: Final[tuple[HintForm, ...]] = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
 _JSON_SPACE: Final = " \t\r\n"
@@ -497,8 +523,8 @@ class _Scanner:
         self.next_start: dict[HintForm, _Start] = {}
         self.fence_close_cache = (len(text) + 1, -1)  # (searched from, found at or -1): nothing yet
 
-    def locate(self) -> list[_Located]:
-        found: list[_Located] = []
+    def locate(self) -> _Found:
+        found = _Found()
         position = 0
         while True:
             best: tuple[int, HintForm, _Start] | None = None
@@ -514,7 +540,7 @@ class _Scanner:
                     position = after
                     continue
             hint = self._read(best[1], best[2])
-            found.append(hint)
+            found.add(hint)
             position = max(hint.end, hint.start + 1)
 
     def _next_other(self, position: int) -> int:
@@ -522,28 +548,27 @@ class _Scanner:
         starts = [self._start(form, position).start for form in _FORMS if form != "yaml_flow"]
         return min((start for start in starts if start >= 0), default=len(self.text))
 
-    def _simple_flows(self, found: list[_Located], position: int, first: int, limit: int) -> int:
-        """Simple flow mappings in a row from ``first``, up to ``limit``, in one pattern pass.
+    def _simple_flows(self, found: _Found, position: int, first: int, limit: int) -> int:
+        """The simple flow mappings in a row from ``first``, before ``limit``, in two pattern passes.
 
         Returns where the scan goes on (``position`` itself: nothing taken). A reply can
-        hold thousands of one-line hints; the pattern is the rule of `_find_start` (a
-        line start, the key, a mapping with no brackets or quotes), so each match is the
-        hint the one-at-a-time search would find next, at C speed.
+        hold thousands of one-line hints. Up to the first flow key whose mapping is not
+        simple (the one-at-a-time search decides that one), every key at a line start
+        with a simple mapping is the hint that search would find next: the same rule as
+        `_find_start`, applied at C speed.
         """
-        expected = first
-        for match in _SIMPLE_FLOW.finditer(self.text, position):
-            start = match.start(1)
-            if expected >= 0 and start != expected:
-                break  # not the hint the search found (cannot happen; the slow path is right)
-            expected = -1
-            if start >= limit or match.group(2) is None:
-                break  # another form comes first, or a mapping that needs the bracket scan
-            end = match.end()
-            found.append(_Located("yaml_flow", start, end, start, end, None))
-            position = end
-            if end > limit:
-                break
-        return position
+        text = self.text
+        blocker = _FLOW_NOT_SIMPLE.search(text, position, limit)
+        stop = limit if blocker is None else blocker.start()
+        spans = [
+            (start, match.end())
+            for match in _SIMPLE_FLOW.finditer(text, position, stop)
+            if (start := match.start()) == 0 or text[start - 1] == "\n" or _at_line_start(text, start)
+        ]
+        if not spans or spans[0][0] != first:
+            return position  # not the hint the search found (cannot happen; the slow path is right)
+        found.spans.extend(spans)
+        return spans[-1][1]
 
     def _start(self, form: HintForm, position: int) -> _Start:
         cached = self.next_start.get(form)
