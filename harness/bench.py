@@ -6,7 +6,12 @@ the median of `python -c pass` with the same interpreter (goal: a turn costs at
 most 1.5 times the bare interpreter start); and the wall time of the whole
 catalog against the reference orchestrator (goal: well under a minute); the
 done-marker detector's and the readers' MB/s, and a 50 MB codex replay against
-a 10 MB one (goal: at least 100 MB/s for the detector, linear time).
+a 10 MB one (goal: at least 100 MB/s for the detector, linear time); and the
+hostile shapes of issue 15 (deep nesting, brackets, fence lines, dense flow
+hints, a huge hint block, gemini output dense in braces, lines of ``a``, and
+plain NDJSON) each through the whole gate, read to decision: MB/s (goal 20,
+50 for plain NDJSON) and peak memory over the input (goal 3, tracemalloc),
+with json.loads of every NDJSON line as this machine's ceiling for a reader.
 """
 
 from __future__ import annotations
@@ -280,9 +285,14 @@ def adversarial_throughput(megabytes: float) -> dict[str, Any]:
                 "meets_goal": size / seconds >= goal and ratio <= MEMORY_GOAL_RATIO,
             }
         )
+    # The ceiling on this machine for any reader of NDJSON: json.loads of every line, nothing else.
+    plain = _codex_stream(megabytes)
+    lines = [line for line in plain.split(b"\n") if line]
+    baseline = _best_of(2, lambda: [json.loads(line) for line in lines])
     return {
         "rows": rows,
         "memory_goal_ratio": MEMORY_GOAL_RATIO,
+        "json_loads_every_line_mb_per_sec": round(len(plain) / 1_000_000 / baseline, 1),
         "meets_goal": all(r["meets_goal"] for r in rows),
     }
 
@@ -314,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         table = adversarial_throughput(args.adversarial_mb)
         args.out.write_text(json.dumps({"adversarial": table}, indent=2) + "\n", encoding="utf-8")
         print(render_table(table["rows"]))
+        print(f"json.loads of every NDJSON line alone: {table['json_loads_every_line_mb_per_sec']} MB/s")
         return 0
     results = {
         "turngate_version": __version__,
