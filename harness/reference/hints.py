@@ -114,10 +114,8 @@ class HintScan:
 
 def scan_hints(text: str) -> HintScan:
     """Find every hint, parse only the last (the one that counts), cut every span out."""
-    found = _Scanner(text).locate()
-    return HintScan(
-        len(found.spans), found.reading(text, -1) if found.spans else None, _cut(text, found.spans)
-    )
+    found = _Scanner(text, segments=True).locate()
+    return HintScan(found.count, found.reading(text, -1) if found.spans else None, found.cut(text))
 
 
 def find_hints(text: str) -> tuple[HintReading, ...]:
@@ -134,15 +132,7 @@ def read_hint(text: str) -> HintReading | None:
 
 def strip_hints(text: str) -> str:
     """The text with every hint span, clean or malformed, cut out. Nothing is parsed."""
-    return _cut(text, _Scanner(text).locate().spans)
-
-
-def _cut(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
-    ends = [0, *(end for _, end in spans)]
-    starts = [*(start for start, _ in spans), len(text)]
-    return "".join([text[end:start] for end, start in zip(ends, starts, strict=True)])
+    return _Scanner(text).locate().cut(text)
 
 
 def is_ask_user_envelope(value: object) -> bool:
@@ -395,23 +385,51 @@ class _Found:
     """Every hint's span, in order; the details of each hint but the simple flow mappings.
 
     A simple flow mapping (one line ``ask_user: {…}`` with no brackets or quotes) is
-    its span alone: a reply may hold thousands, and only the last is ever parsed.
+    its span alone: a reply may hold thousands, and only the last is ever parsed. In a
+    scan (`scan_hints`), a run of them can be one *segment*: a span holding several
+    hints, kept with its text already cut (``segments``: index -> (cut text, how many
+    hints, the last one's span)).
     """
 
     spans: list[tuple[int, int]] = field(default_factory=list)
     details: dict[int, _Located] = field(default_factory=dict)
+    segments: dict[int, tuple[str, int, tuple[int, int]]] = field(default_factory=dict)
 
     def add(self, hint: _Located) -> None:
         self.details[len(self.spans)] = hint
         self.spans.append((hint.start, hint.end))
 
+    def add_segment(self, start: int, end: int, cut: str, count: int, last: tuple[int, int]) -> None:
+        self.segments[len(self.spans)] = (cut, count, last)
+        self.spans.append((start, end))
+
+    @property
+    def count(self) -> int:
+        return len(self.spans) + sum(count - 1 for _, count, _ in self.segments.values())
+
     def reading(self, text: str, index: int) -> HintReading:
         index %= len(self.spans)
         hint = self.details.get(index)
         if hint is None:
-            start, end = self.spans[index]
+            segment = self.segments.get(index)
+            start, end = self.spans[index] if segment is None else segment[2]
             hint = _Located("yaml_flow", start, end, start, end, None)
         return _materialise(text, hint)
+
+    def cut(self, text: str) -> str:
+        """The text with every hint cut out."""
+        if not self.spans:
+            return text
+        pieces: list[str] = []
+        position = 0
+        for index, (start, end) in enumerate(self.spans):
+            pieces.append(text[position:start])
+            segment = self.segments.get(index)
+            if segment is not None:
+                pieces.append(segment[0])
+            position = end
+        pieces.append(text[position:])
+        return "".join(pieces)
 
 
 def _materialise(text: str, hint: _Located) -> HintReading:
@@ -461,6 +479,10 @@ _LEGACY_REST: Final = re.compile(r'[ \t\r\n]*:[ \t\r\n]*"ask_user"')
 # whether the key is at a line start is checked per match.
 _SIMPLE_FLOW: Final = re.compile(r"ask_user:[ \t]*\{[^{}\[\]'\"]*\}")
 _FLOW_NOT_SIMPLE: Final = re.compile(r"ask_user:[ \t]*\{(?![^{}\[\]'\"]*\})")
+# A simple flow mapping right after a newline (the newline is matched, so the search runs at
+# literal speed), and a flow key after a newline and line space: where a segment does not apply.
+_SIMPLE_FLOW_LINE: Final = re.compile(r"\nask_user:[ \t]*\{[^{}\[\]'\"]*\}")
+_INDENTED_FLOW: Final = re.compile(r"\n[ \t\r\f\v]+ask_user:")
 _FENCE_OPEN: Final = FENCE + FENCE_TAG
 _FORMS: Final[tuple[HintForm, ...]] = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
 _JSON_SPACE: Final = " \t\r\n"
@@ -510,8 +532,9 @@ class _Scanner:
     not lie before it), so each form's next start is kept until the scan passes it.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, segments: bool = False) -> None:
         self.text = text
+        self.segments = segments  # take runs of simple flow mappings as segments (a scan)
         self.block_open = _Finder(text, BLOCK_OPEN)
         self.block_close = _Finder(text, BLOCK_CLOSE)
         self.needles: dict[HintForm, _Finder] = {
@@ -560,6 +583,8 @@ class _Scanner:
         text = self.text
         blocker = _FLOW_NOT_SIMPLE.search(text, position, limit)
         stop = limit if blocker is None else blocker.start()
+        if self.segments and (after := self._segment(found, first, stop)) > position:
+            return after
         spans = [
             (start, match.end())
             for match in _SIMPLE_FLOW.finditer(text, position, stop)
@@ -569,6 +594,30 @@ class _Scanner:
             return position  # not the hint the search found (cannot happen; the slow path is right)
         found.spans.extend(spans)
         return spans[-1][1]
+
+    def _segment(self, found: _Found, first: int, stop: int) -> int:
+        """The simple flow mappings from ``first`` to ``stop`` as one segment, cut at C speed.
+
+        Only where every key of the run sits right after a newline (or at the start):
+        one substitution then cuts each of them, the same spans `_simple_flows` finds.
+        Returns where the scan goes on, or 0 when this does not apply.
+        """
+        text = self.text
+        if not (first == 0 or text[first - 1] == "\n") or _INDENTED_FLOW.search(text, first, stop):
+            return 0
+        region = "\n" + text[first:stop]
+        cut, count = _SIMPLE_FLOW_LINE.subn("\n", region)
+        if count == 0:
+            return 0
+        at = len(region)
+        while True:  # the last hint of the run, found backwards (each look starts before the last)
+            at = region.rfind("\nask_user:", 0, at)
+            match = _SIMPLE_FLOW_LINE.match(region, at)
+            if match is not None:
+                last = (first + at, first + match.end() - 1)
+                break
+        found.add_segment(first, stop, cut[1:], count, last)
+        return stop
 
     def _start(self, form: HintForm, position: int) -> _Start:
         cached = self.next_start.get(form)

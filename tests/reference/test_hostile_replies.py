@@ -22,7 +22,7 @@ from harness import readers
 from harness.readers import _bounded_json
 from harness.readers._bounded_json import MAX_JSON_DEPTH, NestingTooDeep
 from harness.reference import audit
-from harness.reference.hints import MAX_HINT_CHARS, read_hint, scan_hints
+from harness.reference.hints import MAX_HINT_CHARS, find_hints, read_hint, scan_hints, strip_hints
 from harness.reference.outcome import ProcessEnd
 from harness.reference.output import OUTPUT_NOT_FOUND, OUTPUT_SCHEMA_INVALID, check_output, extract_output
 from harness.reference.pending import FALLBACK_PROMPT, build_pending
@@ -315,3 +315,33 @@ def test_the_linear_fence_scan_equals_the_rule_as_first_written(text: str) -> No
     from harness.reference.output import _fences
 
     assert _fences(text) == _fences_as_specified(text)
+
+
+HINT_PARTS = [
+    "ask_user: {a: b}",
+    "ask_user: {prompt: p}",
+    "ask_user: {a: [b]}",
+    "ask_user: {a\nask_user: b}",
+    "ask_user:{x}",
+    "ask_user: {",
+    "\n",
+    "\n",
+    "\r",
+    " ",
+    "x",
+    "}",
+    "<ASK_USER_YAML>prompt: q</ASK_USER_YAML>",
+    "```ask_user_yaml\n",
+    "```\n",
+    '{"outcome": "ask_user", "interaction": {"prompt": "p"}}',
+]
+
+
+@given(st.lists(st.sampled_from(HINT_PARTS), max_size=30).map("".join))
+@settings(deadline=None, max_examples=500)
+def test_the_one_pass_scan_agrees_with_the_hint_by_hint_search(text: str) -> None:
+    scan = scan_hints(text)
+    hints = find_hints(text)
+    assert scan.count == len(hints)
+    assert scan.last == (hints[-1] if hints else None)
+    assert scan.stripped == strip_hints(text)
