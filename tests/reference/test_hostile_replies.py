@@ -76,6 +76,14 @@ def test_deep_nesting_is_a_named_decision_not_a_recursion_error(reply: str) -> N
     assert (found, completion) == (False, "none")
 
 
+def test_a_live_run_with_a_deep_reply_waits_and_its_audit_agrees(lab: Lab) -> None:
+    lab.case("deep", [{"say": DEEP_OBJECT}], [{"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}])
+    run = lab.settle(lab.start(lab.skill(), "codex", "interactive", "deep", profile="resumable"))
+    assert (run.state, run.error_code) == ("waiting_user", None), run.error_message
+    (record,) = audit.audit_run(lab.store, run.run_id, output_schema=GREETING_SCHEMA)
+    assert record.agrees_with_gate and record.completion == "none"
+
+
 def test_the_not_found_detail_names_the_nesting_bound() -> None:
     check = check_output('{"a":[' * 1000, output_schema=GREETING_SCHEMA)
     assert check.problem == OUTPUT_NOT_FOUND
