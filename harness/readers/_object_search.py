@@ -89,7 +89,16 @@ def iter_objects(text: str) -> Iterator[Found]:
                 start = candidates.next(end)
             case _Failure(doomed=more):
                 doomed.update(more)
-                start = candidates.next(start + 1)
+                # Doomed braces with no other brace between them are passed over with one
+                # find each (a deep structure dooms them by the hundred), not a candidate search.
+                resume = start
+                for brace in more:  # in text order
+                    if brace <= resume:
+                        continue
+                    if text.find("{", resume + 1, brace) != -1:
+                        break
+                    resume = brace
+                start = candidates.next(resume + 1)
 
 
 # What follows a candidate's "{" (after JSON whitespace): a quote or "}". The search looks for
@@ -98,6 +107,8 @@ def iter_objects(text: str) -> Iterator[Found]:
 # per brace; the brace before it is checked by hand.
 _AFTER_BRACE = re.compile(r'["}]')
 _JSON_SPACE = " \t\n\r"
+_OPENERS = frozenset("{[")
+_CLOSERS = frozenset("}]")
 _BEFORE_QUOTE = "{" + _JSON_SPACE
 
 
@@ -163,11 +174,11 @@ def _nesting(chunk: str, end: int, depth: int | None) -> list[tuple[str, int]]:
     """The open brackets at ``end``, or as soon as ``depth`` of them are open."""
     stack: list[tuple[str, int]] = []
     for token in _STRUCTURE.finditer(chunk, 0, end):
-        match token.group():
-            case "{" | "[" as bracket:
-                stack.append((bracket, token.start()))
-                if len(stack) == depth:
-                    break
-            case "}" | "]" if stack:
-                stack.pop()
+        bracket = token.group()
+        if bracket in _OPENERS:
+            stack.append((bracket, token.start()))
+            if len(stack) == depth:
+                break
+        elif bracket in _CLOSERS and stack:
+            stack.pop()
     return stack
