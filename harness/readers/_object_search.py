@@ -88,9 +88,9 @@ def iter_objects(text: str) -> Iterator[Found]:
                 yield found
                 start = candidates.next(end)
             case _Failure(doomed=more):
-                doomed.update(more)
                 # Doomed braces with no other brace between them are passed over with one
-                # find each (a deep structure dooms them by the hundred), not a candidate search.
+                # find each (a deep structure dooms them by the hundred), not a candidate search;
+                # only those after the last one passed need remembering (the search goes forward).
                 resume = start
                 for brace in more:  # in text order
                     if brace <= resume:
@@ -98,6 +98,7 @@ def iter_objects(text: str) -> Iterator[Found]:
                     if text.find("{", resume + 1, brace) != -1:
                         break
                     resume = brace
+                doomed.update(brace for brace in more if brace > resume)
                 start = candidates.next(resume + 1)
 
 
