@@ -11,9 +11,14 @@ nox.options.error_on_missing_interpreters = True
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite (real subprocesses, pexpect over a PTY, hypothesis)."""
+    """The test suite (real subprocesses, pexpect over a PTY, hypothesis), on every core (pytest-xdist).
+
+    ``nox -s tests -- -n 0`` runs it in one process (a later ``-n`` wins)."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    # The HTML report is tested in a real headless Chromium (Debian's package); install it if missing.
+    session.run("bash", "scripts/ensure-chromium", external=True)
+    # worksteal: the few whole-catalog tests take a minute each; idle workers take queued tests over.
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs)
 
 
 @nox.session

@@ -238,6 +238,8 @@ def _normalise_step(step: dict[str, Any]) -> dict[str, Any]:
             return {"split": {"parts": spec.get("parts", 2), "pause": spec.get("pause", 0.005)}}
         case "sleep", int(seconds) | float(seconds):
             return {"sleep": float(seconds)}
+        case "detach", int(seconds) | float(seconds):
+            return {"detach": float(seconds)}
         case (("think" | "stderr"), str(text)):
             return {kind: text}
         case "hang", True:

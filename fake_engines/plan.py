@@ -2,7 +2,7 @@
 
 Scripts speak in steps above the level of engine formats; an engine format
 turns content steps into lines, and this module weaves in the control steps
-(`sleep`, `hang`, `crash`, `truncate`, `split`, `raw`, `stderr`) the same way
+(`sleep`, `detach`, `hang`, `crash`, `truncate`, `split`, `raw`, `stderr`) the same way
 for every engine. Playing the operations is `player`'s job.
 """
 
@@ -34,6 +34,13 @@ class Pause:
 
 
 @value
+class Detach:
+    """Start a descendant that leaves the engine's session and holds its output pipes for `seconds`."""
+
+    seconds: float
+
+
+@value
 class Hang:
     """Block until killed."""
 
@@ -54,7 +61,7 @@ class Stop:
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    Operation: TypeAlias = Write | Pause | Hang | Crash | Stop
+    Operation: TypeAlias = Write | Pause | Detach | Hang | Crash | Stop
 
 STREAMS = {"stdout": 1, "stderr": 2}
 
@@ -79,6 +86,8 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
         match step:
             case {"sleep": seconds}:
                 operations.append(Pause(seconds))
+            case {"detach": seconds}:
+                operations.append(Detach(seconds))
             case {"hang": _}:
                 operations.append(Hang())
                 return operations

@@ -64,6 +64,25 @@ def load(path: str, cache_dir: str | None) -> dict[str, Any]:
     return compiled
 
 
+def cache_dir_of(state_dir: str) -> str:
+    """Where the engines keep compiled scripts, under their state folder."""
+    return os.path.join(state_dir, "cache")
+
+
+def precompile(path: str, state_dir: str) -> None:
+    """Compile a script into the engines' cache from a process that has PyYAML and jsonschema loaded.
+
+    The first engine turn of a case would otherwise import both (the slow path,
+    about ten times an engine turn); a harness that writes the script already
+    has them, and compiles it once for every engine process of the case. An
+    invalid script is left for the engine to report, as it always does.
+    """
+    try:  # noqa: SIM105 - contextlib would be one more import on the engines' hot path
+        load(path, cache_dir_of(state_dir))
+    except ScriptProblem:
+        pass
+
+
 def _store(cache_path: str, entry: tuple[Any, ...]) -> None:
     # Write then rename, so a concurrent engine never reads half a cache entry.
     try:

@@ -4,7 +4,9 @@ Figures: the median wall time of one fake-engine turn per engine (a real
 process started through the installed launcher, warm script cache) against
 the median of `python -c pass` with the same interpreter (goal: a turn costs at
 most 1.5 times the bare interpreter start); and the wall time of the whole
-catalog against the reference orchestrator (goal: well under a minute); the
+catalog against the reference orchestrator (goal: at most 20 s on 2 cores); the
+peak RSS of `turngate serve` while an engine floods 1 GiB without ending its
+turn (goal: at most 200 MB); the
 done-marker detector's and the readers' MB/s, and a 50 MB codex replay against
 a 10 MB one (goal: at least 100 MB/s for the detector, linear time); and the
 hostile shapes of issue 15 (deep nesting, brackets, fence lines, dense flow
@@ -32,6 +34,7 @@ from fake_engines.install import install
 from harness import __version__
 
 GOAL_RATIO = 1.5
+CATALOG_GOAL_SEC = 20  # the in-process catalog on 2 cores (issue 15)
 FIRST_TURN = {
     "codex": ["exec", "--skip-git-repo-check", "--json", "--full-auto", "tg-case-bench"],
     "gemini": ["--yolo", "--output-format", "json", "tg-case-bench"],
@@ -111,8 +114,8 @@ def conformance_run(jobs: int) -> dict[str, Any]:
         "wall_sec": round(seconds, 3),
         "cases_per_sec": round(len(planned) / seconds, 2),
         "outcomes": dict(sorted(outcomes.items())),
-        "goal_max_wall_sec": 60,
-        "meets_goal": seconds < 60 and set(outcomes) == {"passed"},
+        "goal_max_wall_sec": CATALOG_GOAL_SEC,
+        "meets_goal": seconds <= CATALOG_GOAL_SEC and set(outcomes) == {"passed"},
     }
 
 
@@ -308,6 +311,121 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+FLOOD_ENGINE = """#!{python} -S
+# A hostile engine for the benchmark: floods stdout with codex lines and never ends its turn.
+import os
+import sys
+
+if "--help" in sys.argv:
+    print("Usage: codex exec resume SESSION_ID" if os.environ.get("FLOOD_RESUMABLE") else "Usage: codex")
+    raise SystemExit(0)
+head = b'{{"type":"item.completed","item":{{"id":"i","type":"agent_message","text":"'
+line = head + b"x" * 180 + b'"}}}}\\n'
+block = line * 4096
+left = {total}
+while left > 0:
+    os.write(1, block[:left])
+    left -= len(block)
+"""
+
+
+def serve_flood_memory(total_bytes: int = 1 << 30) -> dict[str, Any]:
+    """Peak RSS of `turngate serve` while an engine floods ``total_bytes`` without ending its turn.
+
+    One run per engine process kind: a one-shot turn (the engine's help shows a
+    resume command) and a resident one (it does not). The engine is killed at the
+    per-turn output limit; the figure is the server's VmHWM from /proc (Linux).
+    Goal: at most 200 MB.
+    """
+    import urllib.request
+
+    from harness.reference.processes import DEFAULT_OUTPUT_LIMIT
+    from harness.runner import write_skill
+
+    def call(url: str, method: str, body: bytes | None, content_type: str) -> Any:
+        request = urllib.request.Request(url, data=body, method=method)
+        if body is not None:
+            request.add_header("Content-Type", content_type)
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return json.loads(answer.read())
+
+    results: dict[str, Any] = {}
+    for kind in ("one_shot", "resident"):
+        with tempfile.TemporaryDirectory(prefix="turngate-flood-") as folder:
+            root = Path(folder)
+            bin_dir = root / "bin"
+            bin_dir.mkdir()
+            engine = bin_dir / "codex"
+            engine.write_text(FLOOD_ENGINE.format(python=sys.executable, total=total_bytes), encoding="utf-8")
+            engine.chmod(0o755)
+            env = {**os.environ, "FLOOD_RESUMABLE": "1" if kind == "one_shot" else ""}
+            server = subprocess.Popen(
+                [sys.executable, "-m", "harness.cli", "serve", "--port", "0", "--data", str(root / "data"),
+                 "--engines", str(bin_dir)],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            )  # fmt: skip
+            try:
+                assert server.stdout is not None
+                url = server.stdout.readline().split("listening on ")[1].split()[0]
+                body, form = _zipped_skill(write_skill(root / "skills", {"output_schema": None}))
+                call(f"{url}/v1/skill-packages/install", "POST", body, form)
+                baseline_kb = _peak_rss_kb(server.pid)
+                job = {"skill_id": "greet", "engine": "codex", "input": {}, "runtime_options": {}}
+                created = call(f"{url}/v1/jobs", "POST", json.dumps(job).encode(), "application/json")
+                started = time.perf_counter()
+                status: dict[str, Any] = {}
+                while time.perf_counter() - started < 300:
+                    status = call(f"{url}/v1/jobs/{created['request_id']}", "GET", None, "")
+                    if status["status"] in ("succeeded", "failed", "canceled"):
+                        break
+                    time.sleep(0.2)
+                seconds = time.perf_counter() - started
+                peak_kb = _peak_rss_kb(server.pid)
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+        error = status.get("error") or {}
+        results[kind] = {
+            "state": status.get("status"),
+            "error_code": error.get("code"),
+            "turn_sec": round(seconds, 2),
+            "server_rss_before_mb": round(baseline_kb / 1024, 1),
+            "server_peak_rss_mb": round(peak_kb / 1024, 1),
+        }
+    peaks = [entry["server_peak_rss_mb"] for entry in results.values()]
+    return {
+        "flood_bytes": total_bytes,
+        "output_limit_bytes": DEFAULT_OUTPUT_LIMIT,
+        **results,
+        "goal_max_peak_rss_mb": 200,
+        "meets_goal": all(peak <= 200 for peak in peaks)
+        and all(entry["error_code"] == "ENGINE_OUTPUT_LIMIT" for entry in results.values()),
+    }
+
+
+def _zipped_skill(skill: Path) -> tuple[bytes, str]:
+    """A multipart body carrying the skill folder zipped as field ``file``, and its content type."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(skill.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"{skill.name}/{path.relative_to(skill).as_posix()}")
+    boundary = "turngatebench"
+    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.zip"\r\n\r\n'
+    body = head.encode() + buffer.getvalue() + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+def _peak_rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
@@ -337,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         "streams": stream_throughput(),
         "adversarial": adversarial_throughput(args.adversarial_mb),
         "conformance_reference": conformance_run(args.jobs),
+        "serve_flood_memory": serve_flood_memory(),
     }
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from harness import __version__
+from harness.arguments import OneLineParser, at_least_one, port, positive_seconds
 
 
 def _engines_install(args: argparse.Namespace) -> int:
@@ -52,20 +53,24 @@ def _serve(args: argparse.Namespace) -> int:
     from harness.conformance import UsageProblem
     from harness.server.main import BindRefused, ServeOptions, serve
 
-    options = ServeOptions(
-        host=args.host,
-        port=args.port,
-        allow_remote=args.allow_remote,
-        data_dir=args.data,
-        engines=args.engines,
-        scripts=args.scripts,
-        call_log=args.call_log,
-        slots=args.slots,
-        reading=args.reading,
-        test_hooks=args.test_hooks,
-        turn_timeout_sec=args.turn_timeout,
-        max_reply_bytes=args.max_reply_bytes,
-    )
+    try:
+        options = ServeOptions(
+            host=args.host,
+            port=args.port,
+            allow_remote=args.allow_remote,
+            data_dir=args.data,
+            engines=args.engines,
+            scripts=args.scripts,
+            call_log=args.call_log,
+            slots=args.slots,
+            reading=args.reading,
+            test_hooks=args.test_hooks,
+            turn_timeout_sec=args.turn_timeout,
+            max_reply_bytes=args.max_reply_bytes,
+            max_turn_output_bytes=args.max_turn_output_bytes,
+        )
+    except ValueError as problem:
+        raise UsageProblem(f"serve: {problem}") from None
     try:
         return serve(options)
     except (BindRefused, OSError) as problem:
@@ -74,13 +79,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
+    from harness.reference.processes import DEFAULT_OUTPUT_LIMIT
     from harness.server.service import MAX_REPLY_BYTES
 
     serve = commands.add_parser(
         "serve", help="the reference orchestrator behind the job API (HTTP_API.md), on 127.0.0.1"
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (0: any free port; default 8765)")
+    serve.add_argument("--port", type=port, default=8765, help="port (0: any free port; default 8765)")
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow a non-loopback --host (it runs engines for anyone)"
     )
@@ -92,7 +98,9 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     serve.add_argument("--scripts", type=Path, help="TURNGATE_SCRIPTS for the fake engines")
     serve.add_argument("--call-log", type=Path, help="TURNGATE_CALL_LOG for the fake engines")
-    serve.add_argument("--slots", type=int, default=2, help="runs that may hold an engine at once")
+    serve.add_argument(
+        "--slots", type=at_least_one, default=2, help="runs that may hold an engine at once (>= 1)"
+    )
     serve.add_argument(
         "--reading",
         choices=sorted(SOFT_COMPLETION_READINGS),
@@ -104,15 +112,23 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="manual clock, restart and internals under /v1/_turngate/ (for turngate's own tests)",
     )
-    serve.add_argument("--turn-timeout", type=float, default=120.0, help="seconds one engine turn may take")
     serve.add_argument(
-        "--max-reply-bytes", type=int, default=MAX_REPLY_BYTES, help="larger reply bodies get 413"
+        "--turn-timeout", type=positive_seconds, default=120.0, help="seconds one engine turn may take"
+    )
+    serve.add_argument(
+        "--max-reply-bytes", type=at_least_one, default=MAX_REPLY_BYTES, help="larger reply bodies get 413"
+    )
+    serve.add_argument(
+        "--max-turn-output-bytes",
+        type=at_least_one,
+        default=DEFAULT_OUTPUT_LIMIT,
+        help="bytes kept per engine stream per turn; past it the turn fails ENGINE_OUTPUT_LIMIT",
     )
     serve.set_defaults(handler=_serve)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="turngate", description=__doc__)
+    parser = OneLineParser(prog="turngate", description=__doc__)
     parser.add_argument("--version", action="version", version=f"turngate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -154,14 +170,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.conformance import EXIT_USAGE, UsageProblem
+    """Every way a command can end is an exit status and at most one line on stderr: bad input (2),
+    Ctrl-C outside a run (130; a run handles its own and keeps its verdict), a closed pipe (141)."""
+    from harness.conformance import EXIT_INTERRUPTED, EXIT_USAGE, UsageProblem
+    from harness.terminal import end_quietly_on_closed_pipe
 
     args = build_parser().parse_args(argv)
     try:
         result: int = args.handler(args)
+        sys.stdout.flush()
     except UsageProblem as problem:
         print(f"turngate: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `turngate list | head`: the reader has all it wanted
+        return end_quietly_on_closed_pipe()
+    except KeyboardInterrupt:
+        print("turngate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return result
 
 

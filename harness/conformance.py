@@ -3,175 +3,492 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
+import json
+import os
+import re
+import shlex
+import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any, Final
 
+from rich.console import Group
+from rich.text import Text
+
+from harness.arguments import EXIT_USAGE as EXIT_USAGE_CODE
+from harness.arguments import at_least_one
 from harness.catalog import CATALOG_DIR, ENGINES, CatalogError, Scenario, load_catalog
+from harness.catalog.conventions import convention_sets
+from harness.progress import Progress
 from harness.runner import CaseResult, cases, default_jobs, run_all
 from harness.targets import Target, TargetProblem, parse_target
-from harness.verdict import OUTCOMES
+from harness.terminal import Output, visible
+from harness.verdict import OUTCOMES, Checks, judge
 
-EXIT_USAGE = 2
+EXIT_USAGE: Final = EXIT_USAGE_CODE
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+EXIT_NOTHING_VERIFIED: Final = 5  # pytest's "no tests ran"
+GLOB_CHARACTERS: Final = frozenset("*?[")
+# Outcomes that mean the target was not checked at all (a run of only these verified nothing).
+NOT_VERIFIED: Final = frozenset({"skipped", "unreached"})
+BAD: Final = frozenset({"failed", "errored", "unreached"})
 
 
 class UsageProblem(Exception):
     """Bad input from the user: one line, exit code 2, no traceback."""
 
 
-def _catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
-    try:
-        scenarios = load_catalog(args.catalog)
-    except CatalogError as error:
-        raise UsageProblem(f"bad scenario file: {error}") from None
+def chosen_catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
+    """The shipped catalog plus each ``--catalog`` folder (or only those, with ``--no-shipped``),
+    narrowed by ``-k``; an ID defined twice is refused naming both files."""
+    roots = ([] if getattr(args, "no_shipped", False) else [CATALOG_DIR]) + list(args.catalog or [])
+    if not roots:
+        raise UsageProblem("--no-shipped: no --catalog folder given: there would be no scenario to run")
+    scenarios: dict[str, Scenario] = {}
+    for root in roots:
+        if not root.is_dir():
+            raise UsageProblem(f"--catalog: {root}: not a folder")
+        try:
+            loaded = load_catalog(root)
+        except CatalogError as error:
+            raise UsageProblem(f"bad scenario file: {error}") from None
+        for scenario in loaded:
+            if scenario.id in scenarios:
+                raise UsageProblem(
+                    f"bad scenario file: {scenario.path}: id: {scenario.id!r}: already used by"
+                    f" {scenarios[scenario.id].path} (use --no-shipped to replace the shipped catalog)"
+                )
+            scenarios[scenario.id] = scenario
+    chosen = tuple(sorted(scenarios.values(), key=lambda scenario: scenario.id))
     patterns = args.k or []
     if patterns:
-        scenarios = tuple(s for s in scenarios if any(fnmatch.fnmatchcase(s.id, p) for p in patterns))
-        if not scenarios:
-            raise UsageProblem(f"-k {' '.join(patterns)}: matches no scenario")
-    return scenarios
+        chosen = tuple(s for s in chosen if any(matches(p, s.id) for p in patterns))
+        if not chosen:
+            raise UsageProblem(
+                f"-k {' '.join(patterns)}: matches no scenario (a word matches anywhere in an ID, case"
+                " ignored; a pattern with * ? [ must match the whole ID, e.g. 'design/*';"
+                " see `turngate list`)"
+            )
+    return chosen
 
 
-def run_command(args: argparse.Namespace) -> int:
-    scenarios = _catalog(args)
-    target = resolve_target(args)
-    engines = args.engine or list(ENGINES)
+def matches(pattern: str, scenario_id: str) -> bool:
+    """``-k``: a glob (``*``, ``?``, ``[``) matches the whole ID; anything else is a substring, case
+    ignored, as pytest's ``-k`` takes a word."""
+    if GLOB_CHARACTERS & set(pattern):
+        return fnmatch.fnmatchcase(scenario_id, pattern)
+    return pattern.casefold() in scenario_id.casefold()
+
+
+def _engines(args: argparse.Namespace) -> list[str]:
+    engines: list[str] = args.engine or list(ENGINES)
     for engine in engines:
         if engine not in ENGINES:
             raise UsageProblem(f"--engine: {engine!r}: known: {', '.join(ENGINES)}")
+    return engines
+
+
+def _check_reading(reading: str | None, scenarios: tuple[Scenario, ...]) -> None:
+    if reading is None:
+        return
+    known = sorted({name for scenario in scenarios for name in scenario.readings})
+    if reading not in known:
+        offered = (
+            f"the chosen scenarios know: {', '.join(known)}" if known else "no chosen scenario has readings"
+        )
+        raise UsageProblem(f"--reading: {reading!r}: {offered} (see `turngate show ID`)")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from harness.report import JsonlReport, run_properties, write_junit
+    from harness.terminal import OutputProblem, check_outputs, console
+
+    scenarios = chosen_catalog(args)
+    engines = _engines(args)
+    _check_reading(args.reading, scenarios)
+    _check_conventions(args.conventions)
+    try:
+        outputs = check_outputs(report_json=args.report_json, junit=args.junit, html=args.html)
+    except OutputProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    target = resolve_target(args)
     planned = cases(scenarios, engines)
-    report = None
-    report_file = None
-    if args.report_json:
+    # A report on standard output keeps it to itself; the table then goes to standard error.
+    human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
+    properties = run_properties(target=target.name, engines=engines, reading=args.reading, jobs=args.jobs)
+    results: list[CaseResult] = []
+    started, started_at = time.monotonic(), time.time()
+    interrupted = False
+    with contextlib.ExitStack() as stack:
+        report = None
+        if "report_json" in outputs:
+            stream = stack.enter_context(_open(outputs["report_json"]))
+            report = JsonlReport(stream, target=target.name, engines=engines, planned=len(planned))
+        progress = Progress(len(planned), "cases")
+        try:
+            for result in run_all(
+                planned, target=target, jobs=args.jobs, reading=args.reading, conventions=args.conventions
+            ):
+                results.append(result)
+                if report is not None:
+                    report.case(result)
+                progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", _shown(result))
+        except KeyboardInterrupt:
+            interrupted = True  # the runner has stopped its workers; keep what finished
+        finally:
+            progress.close()
+        if report is not None:
+            report.finish(interrupted=interrupted)
+    problems = []
+    if "junit" in outputs:
+        try:
+            with _open(outputs["junit"]) as stream:
+                write_junit(
+                    stream, results, properties=properties, started_at=started_at, interrupted=interrupted
+                )
+        except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
+            problems.append(str(problem))
+    if "html" in outputs:
+        try:
+            _write_html(outputs["html"], results, properties, started_at, interrupted)
+        except UsageProblem as problem:
+            problems.append(str(problem))
+    human.print(summary(results, time.monotonic() - started), soft_wrap=True)
+    verified = [result for result in results if result.outcome not in NOT_VERIFIED]
+    for unwritten in problems:
+        print(f"turngate: {unwritten}", file=sys.stderr)
+    if interrupted:
+        human.print(f"[bold yellow]interrupted[/]: {len(results)} of {len(planned)} cases finished")
+        return EXIT_INTERRUPTED
+    if problems or any(result.outcome in BAD for result in results):
+        return 1
+    if not verified:
+        human.print(
+            f"[bold yellow]nothing verified[/]: all {len(results)} cases were skipped"
+            f" (target {target.name}; the reasons are above)"
+        )
+        return EXIT_NOTHING_VERIFIED
+    return 0
+
+
+@contextlib.contextmanager
+def _open(output: Output) -> Iterator[IO[str]]:
+    from harness.terminal import OutputProblem
+
+    try:
+        with output.open() as stream:
+            yield stream
+    except OutputProblem as problem:
+        raise UsageProblem(str(problem)) from None
+
+
+def _write_html(
+    output: Output,
+    results: list[CaseResult],
+    properties: dict[str, str],
+    started_at: float,
+    interrupted: bool,
+) -> None:
+    from harness.html_report import from_results, render
+
+    header = {**properties, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_at))}
+    page = render(
+        [from_results(results, header, interrupted=interrupted)], title=f"turngate: {header['target']}"
+    )
+    with _open(output) as stream:
+        stream.write(page)
+
+
+def report_html_command(args: argparse.Namespace) -> int:
+    """Saved JSON Lines reports as one HTML page, side by side."""
+    from harness.html_report import from_file, render
+    from harness.report import ReportError
+    from harness.terminal import OutputProblem, check_outputs
+
+    try:
+        outputs = check_outputs(output=args.output)
+    except OutputProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    reports = []
+    for path in args.reports:
+        try:
+            reports.append(from_file(path))
+        except OSError as error:
+            raise UsageProblem(f"report html: {path}: {error.strerror}") from None
+        except (ValueError, ReportError, KeyError) as error:
+            raise UsageProblem(f"report html: {error}") from None
+    with _open(outputs["output"]) as stream:
+        stream.write(render(reports, title=args.title))
+    if not outputs["output"].is_stdout:
+        print(f"wrote {args.output}: {len(reports)} report(s), {sum(len(r.cases) for r in reports)} cases")
+    return 0
+
+
+def _shown(result: CaseResult) -> str:
+    """What a progress line shows of a result: every difference with the words that back it; of an
+    error, its first line (the traceback stays in the reports)."""
+    if result.outcome == "passed":
+        return ""
+    return result.message if result.differences else result.message.split("\n")[0]
+
+
+def _check_conventions(name: str | None) -> None:
+    if name is not None and name not in convention_sets():
+        raise UsageProblem(f"--conventions: {name!r}: known sets: {', '.join(convention_sets())}")
+
+
+def report_judge_command(args: argparse.Namespace) -> int:
+    """The verdicts of a saved run, computed again from what it observed: nothing is run."""
+    from harness.report import ReportError, read_report
+
+    _check_conventions(args.conventions)
+    try:
+        header, lines, _footer = read_report(args.report)
+    except (OSError, ValueError, ReportError) as error:
+        raise UsageProblem(f"report judge: {error}") from None
+    results = [_judged(line, args.reading, args.conventions) for line in lines]
+    for result in results:
+        if result.outcome in ("failed", "non-strict", "partial", "errored", "unreached"):
+            case = f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]"
+            print(visible(f"{case}\n{_indent(result.message)}"))
+    from harness.terminal import console
+
+    console().print(summary(results, None), soft_wrap=True)
+    print(f"(judged again from {args.report})")
+    if args.output is not None:
         from harness.report import JsonlReport
 
-        report_file = open(args.report_json, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        report = JsonlReport(report_file, target=target.name, engines=engines, planned=len(planned))
-    results: list[CaseResult] = []
-    started = time.monotonic()
-    progress = _Progress(len(planned), sys.stderr)
-    try:
-        for result in run_all(planned, target=target, jobs=args.jobs, reading=args.reading):
-            results.append(result)
-            if report is not None:
-                report.case(result)
-            progress.tick(result)
-        if report is not None:
-            report.finish()
-    finally:
-        progress.done()
-        if report_file is not None:
-            report_file.close()
-    if args.junit:
-        from harness.report import write_junit
-
-        write_junit(args.junit, results, target=target.name)
-    print(summary(results, time.monotonic() - started))
+        with open(args.output, "w", encoding="utf-8") as stream:
+            rejudged = JsonlReport(
+                stream,
+                target=str(header.get("target")),
+                engines=header.get("engines", []),
+                planned=len(results),
+            )
+            for result in results:
+                rejudged.case(result)
+            rejudged.finish()
     return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
 
 
+def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:
+    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome."""
+    fields = {name: value for name, value in line.items() if name != "kind"}
+    result = CaseResult(**fields)  # type: ignore[arg-type]
+    if result.checks is None or not result.observed:
+        return result
+    checks = Checks.from_json(result.checks)
+    chosen = reading if reading in checks.readings else result.reading
+    verdict = judge(checks, result.observed, reading=chosen, conventions=conventions)
+    record = dict(result.record or {}, outcome=verdict.outcome, reading=chosen)
+    return CaseResult(
+        result.scenario_id,
+        result.engine,
+        chosen,
+        result.level,
+        result.capability,
+        verdict.outcome,
+        verdict.message,
+        result.duration_sec,
+        record,
+        tuple(item.to_json() for item in verdict.differences),
+        result.checks,
+        tuple(result.observed),
+        conventions,
+    )
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())
+
+
 def resolve_target(args: argparse.Namespace) -> Target:
-    """The target, refused before any case runs when it is unknown, misconfigured or down."""
+    """The target, refused before any case runs when it is unknown, misconfigured, down, or (a
+    command) cannot be found or does not shake hands."""
     try:
         target = parse_target(args.target, args.target_options)
         if target.http is not None:
             from harness.connectors.http import probe
 
             probe(target.http)
+        if target.command is not None:
+            _check_program(args.target, target.command)
+            from harness.connectors.command import probe as handshake
+
+            handshake(target.command, timeout_sec=target.command_timeout_sec)
     except TargetProblem as problem:
         raise UsageProblem(str(problem)) from None
-    except RuntimeError as error:  # TargetError: down, or not the job API
-        raise UsageProblem(f"--target {args.target}: {error}") from None
+    except RuntimeError as error:  # TargetError, CommandProtocolError: down, or not the protocol
+        first = str(error).strip().split("\n")[0]
+        raise UsageProblem(f"--target {args.target}: {first}") from None
     return target
 
 
-class _Progress:
-    def __init__(self, total: int, stream: object) -> None:
-        self.total, self.done_count, self.stream = total, 0, stream
-        self.tty = getattr(stream, "isatty", lambda: False)()
-
-    def tick(self, result: CaseResult) -> None:
-        self.done_count += 1
-        if result.outcome in ("failed", "errored", "non-strict", "unreached"):
-            first = result.message.split("\n")[0]
-            self._line(f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]: {first}\n")
-        if self.tty:
-            width = 30
-            filled = width * self.done_count // max(self.total, 1)
-            self._write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done_count}/{self.total}")
-
-    def _line(self, text: str) -> None:
-        self._write(("\r\033[K" if self.tty else "") + text)
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)  # type: ignore[attr-defined]
-        self.stream.flush()  # type: ignore[attr-defined]
-
-    def done(self) -> None:
-        if self.tty:
-            self._write("\r\033[K")
+def _check_program(option: str, command: str) -> None:
+    """The program a ``cmd:`` line starts exists (the shell would only say so once per case)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise UsageProblem(f"--target {option}: {error}") from None
+    # Leading NAME=value words are environment for the program, as in a shell.
+    program = next((word for word in words if not _ASSIGNMENT.fullmatch(word)), None)
+    if program is None or program in _SHELL_WORDS:
+        return  # a shell construct: the handshake will tell
+    if "/" in program:
+        path = Path(program).expanduser()
+        if not path.is_file():
+            raise UsageProblem(f"--target {option}: {program}: no such file")
+        if not os.access(path, os.X_OK):
+            raise UsageProblem(f"--target {option}: {program}: not executable")
+    elif shutil.which(program) is None:
+        raise UsageProblem(f"--target {option}: {program}: not found on PATH")
 
 
-def summary(results: list[CaseResult], seconds: float) -> str:
-    """A table per capability and engine, then the totals."""
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+_SHELL_WORDS: Final = frozenset({"exec", "env", "(", "{", "!", "time", "nice", "nohup", "command", "."})
+
+
+def summary(results: list[CaseResult], seconds: float | None) -> Group:
+    """A table per capability and engine (misses, oks, skips apart), the skip reasons, the totals."""
+    from rich.table import Table
+
     engines = sorted({result.engine for result in results})
     rows: dict[str, dict[str, Counter[str]]] = {}
     for result in results:
         rows.setdefault(result.capability, {}).setdefault(result.engine, Counter())[result.outcome] += 1
-    width = max([len("capability"), *(len(name) for name in rows)])
-    lines = [f"{'capability':<{width}}  " + "  ".join(f"{engine:<14}" for engine in engines)]
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("capability")
+    for engine in engines:
+        table.add_column(engine)
     for capability in sorted(rows):
-        cells = []
-        for engine in engines:
-            counts = rows[capability].get(engine, Counter())
-            total = sum(counts.values())
-            bad = counts["failed"] + counts["errored"] + counts["unreached"]
-            cell = (
-                "-" if not total else (f"{counts['passed']}/{total} ok" if not bad else f"{bad} FAIL/{total}")
-            )
-            cells.append(f"{cell:<14}")
-        lines.append(f"{capability:<{width}}  " + "  ".join(cells))
+        table.add_row(capability, *(_cell(rows[capability].get(engine, Counter())) for engine in engines))
     totals = Counter(result.outcome for result in results)
-    lines.append(
-        ", ".join(f"{totals.get(outcome, 0)} {outcome}" for outcome in OUTCOMES) + f" in {seconds:.1f}s"
+    outcomes = [*OUTCOMES, *sorted(set(totals) - set(OUTCOMES))]
+    line = ", ".join(f"{totals.get(outcome, 0)} {outcome}" for outcome in outcomes)
+    line += f" in {seconds:.1f}s" if seconds is not None else ""
+    parts: list[Any] = [table] if rows else []
+    reasons = Counter(
+        visible(result.message.split("\n")[0]) for result in results if result.outcome == "skipped"
     )
-    return "\n".join(lines)
+    if reasons:
+        skips = Table(box=None, pad_edge=False, show_edge=False, show_header=True)
+        skips.add_column("skipped", justify="right")
+        skips.add_column("because")
+        for reason, count in reasons.most_common():
+            skips.add_row(str(count), reason)
+        parts += ["", skips]
+    parts += ["", Text(line)]
+    return Group(*parts)
+
+
+def _cell(counts: Counter[str]) -> Text:
+    """``9/9 ok``, ``2 FAIL/9``; skips apart (``+8 skipped``): a skip is neither an ok nor a miss."""
+    judged = sum(count for outcome, count in counts.items() if outcome != "skipped")
+    bad = sum(counts[outcome] for outcome in BAD)
+    skipped = counts["skipped"]
+    if not judged and not skipped:
+        return Text("-")
+    cell = Text()
+    if judged:
+        if bad:
+            cell.append(f"{bad} FAIL/{judged}", style="bold red")
+        else:
+            others = judged - counts["passed"]
+            cell.append(f"{counts['passed']}/{judged} ok", style="green" if not others else "yellow")
+            if counts["partial"]:  # MUST checks the target could not all show
+                cell.append(f" {counts['partial']}~", style="cyan")
+    if skipped:
+        cell.append((" " if judged else "") + f"+{skipped} skipped", style="dim")
+    return cell
+
+
+def scenario_summary(scenario: Scenario) -> dict[str, Any]:
+    """What ``list --json`` gives per scenario (``show --json`` adds the scenario file's content)."""
+    return {
+        "id": scenario.id,
+        "title": scenario.title,
+        "level": scenario.level,
+        "kind": scenario.kind,
+        "engines": list(scenario.engines),
+        "capabilities": sorted(scenario.capabilities),
+        "readings": sorted(scenario.readings),
+        "default_reading": scenario.default_reading,
+        "source": dict(scenario.source),
+        "path": str(scenario.path),
+    }
 
 
 def list_command(args: argparse.Namespace) -> int:
-    for scenario in _catalog(args):
+    scenarios = chosen_catalog(args)
+    if args.json:
+        print(
+            json.dumps([scenario_summary(scenario) for scenario in scenarios], ensure_ascii=False, indent=2)
+        )
+        return 0
+    for scenario in scenarios:
         tags = ",".join(sorted(scenario.capabilities)) or "-"
         print(f"{scenario.id}  {scenario.level}  engines={','.join(scenario.engines)}  needs={tags}")
     return 0
 
 
 def show_command(args: argparse.Namespace) -> int:
-    scenarios = {scenario.id: scenario for scenario in _catalog(args)}
+    scenarios = {scenario.id: scenario for scenario in chosen_catalog(args)}
     scenario = scenarios.get(args.id)
     if scenario is None:
         raise UsageProblem(f"show: {args.id!r}: no such scenario (see `turngate list`)")
-    print(f"{scenario.id}  ({scenario.level}, {scenario.kind})\n{scenario.title}\n")
+    text = scenario.path.read_text(encoding="utf-8")
+    if args.json:
+        import yaml
+
+        document = {**scenario_summary(scenario), "scenario": yaml.safe_load(text)}
+        print(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+        return 0
+    print(visible(f"{scenario.id}  ({scenario.level}, {scenario.kind})\n{scenario.title}\n"))
     source = scenario.source
-    print(f"{source['file']}: {source.get('requirement', '')} / {source['heading']}")
-    print(f"{source['quote'].rstrip()}\n")
-    print(scenario.path.read_text(encoding="utf-8"))
+    print(visible(f"{source['file']}: {source.get('requirement', '')} / {source['heading']}"))
+    print(visible(f"{source['quote'].rstrip()}\n"))
+    print(visible(text))
     return 0
 
 
 def catalog_check_command(args: argparse.Namespace) -> int:
-    scenarios = _catalog(args)
+    from harness.catalog.sentences import check_quotes
+
+    problems = check_quotes()
+    if problems:
+        raise UsageProblem(problems[0])
+    scenarios = chosen_catalog(args)
     print(f"ok: {len(scenarios)} scenarios, {len(cases(scenarios, None))} cases")
     return 0
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        parser.add_argument("--catalog", type=Path, default=CATALOG_DIR, help="the scenarios folder")
-        parser.add_argument("-k", action="append", metavar="ID-GLOB", help="only scenarios whose ID matches")
-        return parser
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a folder of your own scenarios, added beside the shipped catalog (repeatable)",
+    )
+    parser.add_argument(
+        "--no-shipped", action="store_true", help="leave the shipped catalog out: only the --catalog folders"
+    )
+    parser.add_argument(
+        "-k",
+        action="append",
+        metavar="WORD|GLOB",
+        help="only scenarios whose ID contains WORD (case ignored), or matches GLOB whole (repeatable)",
+    )
+    return parser
 
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    with_catalog = add_catalog_arguments
     run = with_catalog(commands.add_parser("run", help="run the catalog against a target"))
     run.add_argument(
         "--target",
@@ -182,23 +499,56 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--target-options", type=Path, metavar="FILE", help="options of an HTTP target (YAML; see the README)"
     )
     run.add_argument("--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)")
-    run.add_argument("--jobs", type=int, default=default_jobs(), help="parallel cases (default: the cores)")
+    run.add_argument(
+        "--jobs",
+        type=at_least_one,
+        default=default_jobs(),
+        help="parallel cases, at least 1 (default: the cores)",
+    )
     run.add_argument(
         "--reading",
         metavar="NAME",
         help="for ambiguous scenarios: judge by this reading (see `turngate show`)",
     )
-    run.add_argument("--report-json", type=Path, metavar="F", help="JSON Lines report")
-    run.add_argument("--junit", type=Path, metavar="F", help="JUnit XML report")
+    run.add_argument(
+        "--conventions",
+        metavar="NAME",
+        help="enforce a convention set (names the spec leaves open): its differences fail; "
+        "without it they are informational",
+    )
+    run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
+    run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
+    run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
     run.set_defaults(handler=run_command)
     listing = with_catalog(commands.add_parser("list", help="the scenarios: IDs, levels, tags"))
+    listing.add_argument("--json", action="store_true", help="a JSON array, one object per scenario")
     listing.set_defaults(handler=list_command)
     show = with_catalog(commands.add_parser("show", help="one scenario: requirement, script, expectations"))
     show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="the scenario as one JSON object")
     show.set_defaults(handler=show_command)
+    report = commands.add_parser("report", help="work on saved reports")
+    report_commands = report.add_subparsers(dest="report_command", required=True)
+    rejudge = report_commands.add_parser(
+        "judge", help="the verdicts of a saved JSONL report, again (or under another reading / conventions)"
+    )
+    rejudge.add_argument("report", type=Path, metavar="RUN.jsonl")
+    rejudge.add_argument("--reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
+    rejudge.add_argument("--conventions", metavar="NAME", help="enforce this convention set")
+    rejudge.add_argument("-o", "--output", type=Path, metavar="F", help="write the judged report (JSONL)")
+    rejudge.set_defaults(handler=report_judge_command)
+    page = report_commands.add_parser(
+        "html", help="saved JSONL reports as one HTML page: scenario x engine, one column set per report"
+    )
+    page.add_argument("reports", type=Path, nargs="+", metavar="RUN.jsonl")
+    page.add_argument(
+        "-o", "--output", required=True, metavar="F", help="the HTML file (- for standard output)"
+    )
+    page.add_argument("--title", default="turngate report", help="the page's title")
+    page.set_defaults(handler=report_html_command)
     catalog = commands.add_parser("catalog", help="the scenario catalog")
     check = with_catalog(catalog.add_subparsers(dest="catalog_command", required=True).add_parser("check"))
     check.set_defaults(handler=catalog_check_command)
 
 
-__all__ = ["EXIT_USAGE", "UsageProblem", "add_commands"]
+__all__ = ["EXIT_USAGE", "UsageProblem", "add_catalog_arguments", "add_commands", "matches"]

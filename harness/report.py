@@ -48,11 +48,19 @@ class JsonlReport:
         self._counts[result.outcome] += 1
         self._write({"kind": "case", **asdict(result)})
 
-    def finish(self) -> None:
+    def finish(self, *, interrupted: bool = False) -> None:
+        """The footer. ``interrupted``: the user stopped the run (Ctrl-C); the cases above are all
+        that finished, and the footer says so rather than pass for a whole run."""
         counts = {outcome: self._counts.get(outcome, 0) for outcome in OUTCOMES}
-        self._write(
-            {"kind": "footer", "counts": counts, "duration_sec": round(time.time() - self._started, 3)}
-        )
+        counts.update({outcome: n for outcome, n in self._counts.items() if outcome not in counts})
+        footer: dict[str, Any] = {
+            "kind": "footer",
+            "counts": counts,
+            "duration_sec": round(time.time() - self._started, 3),
+        }
+        if interrupted:
+            footer["interrupted"] = True
+        self._write(footer)
 
     def _write(self, line: Mapping[str, Any]) -> None:
         self._stream.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
@@ -75,12 +83,47 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     return lines[0], cases, footer
 
 
-def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> None:
+def run_properties(*, target: str, engines: Sequence[str], reading: str | None, jobs: int) -> dict[str, str]:
+    """What identifies a run, for JUnit's ``<properties>`` (the JSON Lines header has the same)."""
+    return {
+        "turngate_version": __version__,
+        "catalog_version": CATALOG_VERSION,
+        "target": target,
+        "engines": ",".join(engines),
+        "reading": reading or "(each scenario's default)",
+        "jobs": str(jobs),
+    }
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
+def write_junit(
+    stream: IO[str],
+    results: Iterable[CaseResult],
+    *,
+    properties: Mapping[str, str],
+    started_at: float,
+    interrupted: bool = False,
+) -> None:
+    """JUnit XML as CI servers read it: a suite per capability, totals, ``time`` and ``timestamp``
+    on every level, and the run's properties (target, versions, engines, reading)."""
     results = list(results)
     suites: dict[str, list[CaseResult]] = {}
     for result in results:
         suites.setdefault(result.capability, []).append(result)
-    root = ElementTree.Element("testsuites", name=f"turngate against {target}")
+    everything = Counter(result.outcome for result in results)
+    root = ElementTree.Element(
+        "testsuites",
+        name=f"turngate against {properties.get('target', '?')}",
+        tests=str(len(results)),
+        failures=str(everything["failed"]),
+        errors=str(everything["errored"] + everything["unreached"]),
+        skipped=str(everything["skipped"]),
+        time=f"{sum(result.duration_sec for result in results):.3f}",
+        timestamp=_iso(started_at),
+    )
     for capability, members in sorted(suites.items()):
         counts = Counter(result.outcome for result in members)
         suite = ElementTree.SubElement(
@@ -91,26 +134,33 @@ def write_junit(path: Path, results: Iterable[CaseResult], *, target: str) -> No
             failures=str(counts["failed"]),
             errors=str(counts["errored"] + counts["unreached"]),
             skipped=str(counts["skipped"]),
+            time=f"{sum(result.duration_sec for result in members):.3f}",
+            timestamp=_iso(started_at),
         )
+        listed = ElementTree.SubElement(suite, "properties")
+        for name, value in {**properties, "interrupted": str(interrupted).lower()}.items():
+            ElementTree.SubElement(listed, "property", name=name, value=value)
         for result in sorted(members, key=lambda item: (item.scenario_id, item.engine)):
             case = ElementTree.SubElement(
                 suite,
                 "testcase",
                 classname=result.scenario_id.rsplit("/", 1)[0].replace("/", "."),
                 name=f"{result.scenario_id.rsplit('/', 1)[1]}[{result.engine}]",
-                time=str(result.duration_sec),
+                time=f"{result.duration_sec:.3f}",
             )
+            first = result.message.split("\n")[0]
             match result.outcome:
                 case "failed":
-                    ElementTree.SubElement(
-                        case, "failure", message=result.message.split("\n")[0]
-                    ).text = result.message
+                    ElementTree.SubElement(case, "failure", message=first).text = result.message
                 case "errored" | "unreached":
-                    ElementTree.SubElement(
-                        case, "error", message=result.message.split("\n")[0]
-                    ).text = result.message
+                    ElementTree.SubElement(case, "error", message=first).text = result.message
                 case "skipped":
                     ElementTree.SubElement(case, "skipped", message=result.message)
                 case "non-strict":
                     ElementTree.SubElement(case, "system-out").text = f"SHOULD-level miss: {result.message}"
-    ElementTree.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+                case "partial":
+                    ElementTree.SubElement(
+                        case, "system-out"
+                    ).text = f"partial: MUST checks the target could not show\n{result.message}"
+    ElementTree.indent(root)
+    stream.write(ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

@@ -32,13 +32,16 @@ KNOWN_CAPABILITIES: Final = frozenset(
         "patch",
         "http",
         "gemini_output_format",
+        "watchdog",
     }
 )
 # What any job-API server shows: the events and history; the call log adds argv.
 HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
 # turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a
 # case choose the profile (sticky) and gemini's output format.
-HOOK_CAPABILITIES: Final = frozenset({"clock", "restart", "slots", "patch", "sticky", "gemini_output_format"})
+HOOK_CAPABILITIES: Final = frozenset(
+    {"clock", "restart", "slots", "patch", "sticky", "gemini_output_format", "watchdog"}
+)
 
 _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "base_url": str,

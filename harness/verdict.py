@@ -1,144 +1,454 @@
-"""Verdicts: a case's observations against its scenario's expectations, first difference named.
+"""Verdicts: a case's observed steps against its scenario's checks, every difference with its authority.
 
-Outcomes: ``passed``; ``failed`` (a MUST expectation missed, with expected vs
-actual at the first difference); ``non-strict`` (the same miss on a SHOULD
-scenario); ``skipped`` (the target lacks a capability the scenario needs);
-``errored`` (the harness or the target broke).
+Each check a scenario makes is backed by an authority (``harness/catalog``):
+a spec sentence (its level decides: MUST → ``failed``, SHOULD → ``non-strict``,
+MAY → informational), a ``convention`` (a name the spec leaves open: a
+difference is informational unless the user enforces a convention set), or
+``reference`` (the reference orchestrator's own behaviour: pinned by the
+goldens, never a verdict). What the target cannot show is ``unverified``; a
+case whose MUST checks were not all verified is ``partial``, never ``passed``.
+
+Every difference of every step is reported; the case's outcome is the
+strongest of them. ``judge`` is a pure function of the checks and the observed
+steps, so a saved report can be judged again (``turngate report judge``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Final, Literal
 
-Outcome = Literal["passed", "failed", "non-strict", "skipped", "errored"]
+from harness.catalog.conventions import DEFAULT_SET, convention_sets
+from harness.catalog.sentences import sentences
+
+Outcome = Literal["passed", "partial", "failed", "non-strict", "skipped", "errored", "unreached"]
 # unreached: not run because the target stopped answering (an HTTP server that went down).
-OUTCOMES: Final = ("passed", "failed", "non-strict", "skipped", "errored", "unreached")
+OUTCOMES: Final = ("passed", "partial", "failed", "non-strict", "skipped", "errored", "unreached")
+Severity = Literal["failed", "non-strict", "informational", "unverified", "reference"]
+SEVERITIES: Final = ("failed", "non-strict", "informational", "unverified", "reference")
+
+CONVENTION: Final = "convention"
+REFERENCE: Final = "reference"
+# The part of a check that is never the spec's word unless a scenario says so: a warning the
+# target adds next to the ones the spec requires is a convention difference.
+_IMPLICIT: Final = {"warnings.exact": CONVENTION}
+# Observation fields a target may be unable to show (None there means "cannot show").
+_MAYBE_UNSEEN: Final = ("history", "events", "slot_held", "patch", "attempts")
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
+    """One check that did not hold (or could not be verified), with the words that back it."""
+
     step: int
     action: str
-    key: str
+    key: str  # the check, dotted for a field: "state", "pending.prompt", "warnings.exact"
     expected: Any
     actual: Any
+    severity: str  # one of SEVERITIES
+    authority: str  # a sentence ID, "convention" or "reference"
+    level: str | None = None  # the sentence's MUST / SHOULD / MAY
+    quote: str | None = None
+    source: str | None = None  # "<spec file>: <heading>"
+    note: str = ""
 
     def __str__(self) -> str:
-        return (
-            f"step {self.step} ({self.action}): {self.key}: expected {self.expected!r}, got {self.actual!r}"
+        seen = f"got {self.actual!r}" if self.severity != "unverified" else f"unverified: {self.note}"
+        head = f"step {self.step} ({self.action}): {self.key}: expected {self.expected!r}, {seen}"
+        match self.authority:
+            case "convention":
+                why = f"convention{f'; {self.note}' if self.note and self.severity != 'unverified' else ''}"
+            case "reference":
+                why = "the reference's own behaviour (not a verdict)"
+            case _:
+                quote = " ".join((self.quote or "").split())
+                why = f"{self.level} {self.authority} ({self.source}): {quote}"
+        return f"[{self.severity}] {head}\n    backed by {why}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Difference:
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """What a case checks, as plain data: a scenario's expectations, readings and authorities.
+
+    It travels in the JSONL report so a run can be judged again without the catalog.
+    """
+
+    scenario_id: str
+    expect: tuple[Mapping[str, Any], ...]  # per step
+    actions: tuple[str, ...]
+    by: Mapping[str, str]  # scenario-wide: check key -> authority
+    step_by: tuple[Mapping[str, str], ...]  # per step overrides
+    readings: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    default_reading: str | None
+    # reading -> step index (as a string) -> check key -> authority, where a reading cites other words
+    reading_by: Mapping[str, Mapping[str, Mapping[str, str]]] = dataclasses.field(default_factory=dict)
+
+    def chosen(self, reading: str | None) -> str | None:
+        return reading if reading in self.readings else self.default_reading
+
+    def expectations(self, reading: str | None) -> tuple[Mapping[str, Any], ...]:
+        chosen = self.chosen(reading)
+        overrides = self.readings.get(chosen, {}) if chosen else {}
+        return tuple(overrides.get(str(index), expect) for index, expect in enumerate(self.expect))
+
+    def authority(self, step: int, key: str, reading: str | None = None) -> str | None:
+        """The authority of a check: the reading's, the step's own, then the scenario's; a field's, then
+        its key's."""
+        # warnings.exact is its own check, never backed by the sentence that requires a warning
+        names = (key,) if key in _IMPLICIT else (key, key.split(".", 1)[0])
+        chosen = self.chosen(reading)
+        for_reading = self.reading_by.get(chosen, {}).get(str(step), {}) if chosen else {}
+        for table in (for_reading, self.step_by[step], self.by):
+            for name in names:
+                if name in table:
+                    return table[name]
+        return _IMPLICIT.get(key)
+
+    def checked_keys(self) -> Iterator[tuple[str | None, int, str]]:
+        """Every (reading, step, check key) a reading may check, for the catalog check."""
+        for reading in (None, *self.readings):
+            for index, key in self._keys(reading):
+                yield reading, index, key
+
+    def _keys(self, reading: str | None) -> Iterator[tuple[int, str]]:
+        for index, expect in enumerate(self.expectations(reading)):
+            for key, value in expect.items():
+                yield index, key
+                if key in ("pending", "reply") and isinstance(value, Mapping):
+                    yield from ((index, f"{key}.{field}") for field in value)
+                if key == "argv" and any("resumed" in want for want in value):
+                    yield index, "argv.resumed"
+                if key == "history" and isinstance(value, list):
+                    fields = {field for row in value for field in row}
+                    yield from ((index, f"history.{field}") for field in sorted(fields))
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Checks:
+        return cls(
+            data["scenario_id"],
+            tuple(data["expect"]),
+            tuple(data["actions"]),
+            data["by"],
+            tuple(data["step_by"]),
+            data["readings"],
+            data["default_reading"],
+            data.get("reading_by", {}),
         )
 
 
-def first_difference(
-    expectations: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]
-) -> Difference | None:
-    """``steps`` are the observed steps as plain data (see ``record.observed_step``)."""
-    for index, (expect, step) in enumerate(zip(expectations, steps, strict=True)):
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    outcome: str  # passed | partial | failed | non-strict
+    differences: tuple[Difference, ...]
+
+    @property
+    def message(self) -> str:
+        """What a person reads: every difference that is not the reference's own behaviour."""
+        return "\n".join(str(item) for item in self.differences if item.severity != "reference")
+
+
+class _Unseen(Exception):
+    """The target cannot show what a check needs."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Miss:
+    key: str
+    expected: Any
+    actual: Any
+    authority: str | None = None  # a check that names its own (an argv line's `by`)
+
+
+def judge(
+    checks: Checks,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    reading: str | None = None,
+    conventions: str | None = None,
+) -> Verdict:
+    """Every check of every step against what was observed (``record.observed_step`` values).
+
+    ``conventions``: enforce this convention set (its differences fail) instead of reporting
+    differences from turngate's names as informational.
+    """
+    enforced = convention_sets()[conventions] if conventions else None
+    names = enforced or convention_sets()[DEFAULT_SET]
+    found: list[Difference] = []
+    unverified_must = False
+    for index, (expect, step) in enumerate(zip(checks.expectations(reading), steps, strict=True)):
         for key, expected in expect.items():
-            problem = _check(key, expected, step)
-            if problem is not None:
-                shown_expected, actual = problem
-                return Difference(index, step["action"], key, shown_expected, actual)
-    return None
+            authority = checks.authority(index, key, reading)
+            try:
+                misses = list(_check(key, expected, step, checks, index, reading, names))
+            except _Unseen as unseen:
+                difference = _difference(index, step, _Miss(key, expected, None), authority, enforced)
+                found.append(_unverified(difference, str(unseen)))
+                unverified_must = unverified_must or difference.level == "MUST"
+                continue
+            for miss in misses:
+                authority = miss.authority or checks.authority(index, miss.key, reading)
+                difference = _difference(index, step, miss, authority, enforced)
+                if difference.severity == "informational" and authority == CONVENTION:
+                    difference = _noting_other_sets(difference, key, expected, step, checks, index, reading)
+                found.append(difference)
+    severities = {item.severity for item in found}
+    if "failed" in severities:
+        outcome = "failed"
+    elif "non-strict" in severities:
+        outcome = "non-strict"
+    elif unverified_must:
+        outcome = "partial"
+    else:
+        outcome = "passed"
+    return Verdict(outcome, tuple(found))
 
 
-def _check(key: str, expected: Any, step: Mapping[str, Any]) -> tuple[Any, Any] | None:
+def _unverified(difference: Difference, reason: str) -> Difference:
+    return Difference(
+        difference.step,
+        difference.action,
+        difference.key,
+        difference.expected,
+        None,
+        "unverified",
+        difference.authority,
+        difference.level,
+        difference.quote,
+        difference.source,
+        reason,
+    )
+
+
+def _difference(
+    index: int, step: Mapping[str, Any], miss: _Miss, authority: str | None, enforced: Any
+) -> Difference:
+    action = str(step.get("action"))
+    if authority is None:  # the catalog check refuses this; a hand-made Checks may still carry it
+        raise ValueError(f"step {index}: {miss.key}: no authority")
+    if authority == REFERENCE:
+        return Difference(index, action, miss.key, miss.expected, miss.actual, "reference", authority)
+    if authority == CONVENTION:
+        if enforced is not None:
+            note = f"convention set {enforced.name} enforced"
+            return Difference(
+                index, action, miss.key, miss.expected, miss.actual, "failed", authority, note=note
+            )
+        return Difference(index, action, miss.key, miss.expected, miss.actual, "informational", authority)
+    sentence = sentences()[authority]
+    severity = {"MUST": "failed", "SHOULD": "non-strict"}.get(sentence.level, "informational")
+    return Difference(
+        index,
+        action,
+        miss.key,
+        miss.expected,
+        miss.actual,
+        severity,
+        authority,
+        sentence.level,
+        sentence.quote,
+        f"{sentence.file}: {sentence.heading}",
+    )
+
+
+def _noting_other_sets(
+    difference: Difference,
+    key: str,
+    expected: Any,
+    step: Mapping[str, Any],
+    checks: Checks,
+    index: int,
+    reading: str | None,
+) -> Difference:
+    """Say which other known convention set the target follows here, if any: a hint for --conventions."""
+    for name, convention in convention_sets().items():
+        if name == DEFAULT_SET or not convention.names:
+            continue
+        again = [miss.key for miss in _check(key, expected, step, checks, index, reading, convention)]
+        if difference.key not in again:
+            return replace(difference, note=f"as in convention set {name}")
+    return difference
+
+
+# The checks ---------------------------------------------------------------------------------------
+
+
+def _check(
+    key: str,
+    expected: Any,
+    step: Mapping[str, Any],
+    checks: Checks,
+    index: int,
+    reading: str | None,
+    names: Any,
+) -> Iterator[_Miss]:
     seen = step["observation"]
+    if key in seen.get("unobservable", ()) or (
+        key == "pending_absent" and "pending" in seen.get("unobservable", ())
+    ):
+        raise _Unseen(f"the target does not show {key}")
+    if key in _MAYBE_UNSEEN and seen.get(key) is None:
+        raise _Unseen(f"the target does not show {key}")
+
+    def named(value: Any, field: str) -> Any:
+        """Translate an expected value through the convention set when its check is a convention."""
+        return names.translate(value) if checks.authority(index, field, reading) == CONVENTION else value
+
     match key:
         case "state" | "error_code" | "reason_code" | "attempts" | "slot_held" | "data":
-            return None if seen.get(key) == expected else (expected, seen.get(key))
+            want = named(expected, key)
+            if seen.get(key) != want:
+                yield _Miss(key, want, seen.get(key))
         case "warnings":
-            return None if list(seen["warnings"]) == list(expected) else (expected, seen["warnings"])
+            actual = list(seen.get("warnings") or ())
+            missing = [name for name in named(expected, key) if name not in actual]
+            if missing:
+                yield _Miss(key, expected, actual)
+            elif actual != list(named(expected, "warnings.exact")):
+                yield _Miss("warnings.exact", expected, actual)
         case "pending":
-            return _check_pending(expected, seen.get("pending"))
+            yield from _check_pending(expected, seen.get("pending"), named)
+        case "pending_fields":
+            pending = seen.get("pending") or {}
+            lacking = [name for name in expected if pending.get(name) in (None, [], {}, "")]
+            if lacking:
+                yield _Miss(
+                    key,
+                    f"a pending with {', '.join(expected)}",
+                    {name: pending.get(name) for name in lacking},
+                )
         case "pending_absent":
             pending = seen.get("pending") or {}
-            present = [name for name in expected if pending.get(name) not in (None, [], {}, "")]
-            return (
-                None
-                if not present
-                else (f"no {', '.join(expected)}", {name: pending[name] for name in present})
-            )
+            present = {
+                name: pending[name] for name in expected if pending.get(name) not in (None, [], {}, "")
+            }
+            if present:
+                yield _Miss(key, f"no {', '.join(expected)}", present)
         case "reply":
             reply = step.get("reply") or {}
-            wrong = {name: reply.get(name) for name, value in expected.items() if reply.get(name) != value}
-            return None if not wrong else (expected, reply)
+            for field, value in expected.items():
+                want = named(value, f"reply.{field}")
+                if reply.get(field) != want:
+                    yield _Miss(f"reply.{field}", want, reply.get(field))
         case "history":
-            return _check_rows(expected, seen.get("history", []))
+            yield from _check_history(expected, seen.get("history") or (), named)
         case "events":
-            return _check_events(expected, [event["type"] for event in seen.get("events", [])])
+            yield from _check_events(
+                named(expected, key), [event["type"] for event in seen.get("events") or ()]
+            )
         case "argv":
+            calls = step.get("calls")
+            if calls is None:
+                raise _Unseen("the target's engine calls are not visible (no call log)")
             mine = [
                 want for want in expected if step.get("engine") in want.get("engines", [step.get("engine")])
             ]
-            return _check_argv(mine, step.get("calls", []))
+            yield from _check_argv(mine, calls)
         case "engine_calls":
-            count = len([call for call in step.get("calls", []) if call.get("action") == "run"])
-            return None if count == expected else (expected, count)
+            calls = step.get("calls")
+            if calls is None:
+                raise _Unseen("the target's engine calls are not visible (no call log)")
+            count = len([call for call in calls if call.get("action") == "run"])
+            if count != expected:
+                yield _Miss(key, expected, count)
         case "patch":
-            return _check_patch(expected, seen.get("patch"))
-    return (expected, f"<turngate cannot check {key!r}>")
+            yield from _check_patch(expected, seen.get("patch"))
+        case _:
+            yield _Miss(key, expected, f"<turngate cannot check {key!r}>")
+
+
+def _subset(expected: Any, actual: Any) -> bool:
+    """Equal, except that an object may carry more keys than expected (enrichment MAY add fields)."""
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(
+            name in actual and _subset(value, actual[name]) for name, value in expected.items()
+        )
+    return bool(expected == actual)
 
 
 def _check_pending(
-    expected: Mapping[str, Any] | None, pending: Mapping[str, Any] | None
-) -> tuple[Any, Any] | None:
+    expected: Mapping[str, Any] | None, pending: Mapping[str, Any] | None, named: Any
+) -> Iterator[_Miss]:
     if expected is None:
-        return None if pending is None else (None, pending)
+        if pending is not None:
+            yield _Miss("pending", None, pending)
+        return
     if pending is None:
-        return (expected, None)
-    wrong = {
-        name: pending.get(name, "<absent>") for name, value in expected.items() if pending.get(name) != value
-    }
-    return None if not wrong else (expected, wrong)
+        yield _Miss("pending", expected, None)
+        return
+    for field, value in expected.items():
+        want = named(value, f"pending.{field}")
+        if not _subset(want, pending.get(field, "<absent>")):
+            yield _Miss(f"pending.{field}", want, pending.get(field, "<absent>"))
 
 
-def _check_rows(
-    expected: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]
-) -> tuple[Any, Any] | None:
+def _check_history(
+    expected: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], named: Any
+) -> Iterator[_Miss]:
     if len(rows) != len(expected):
-        return (f"{len(expected)} rows", f"{len(rows)} rows: {list(rows)}")
-    for want, row in zip(expected, rows, strict=True):
-        if any(row.get(name) != value for name, value in want.items()):
-            return (want, {name: row.get(name) for name in want})
-    return None
+        yield _Miss("history", f"{len(expected)} rows", f"{len(rows)} rows: {list(rows)}")
+        return
+    for number, (want, row) in enumerate(zip(expected, rows, strict=True), start=1):
+        for field, value in want.items():
+            value = named(value, f"history.{field}")
+            if row.get(field) != value:
+                yield _Miss(
+                    f"history.{field}", {"row": number, field: value}, {"row": number, field: row.get(field)}
+                )
 
 
-def _check_events(expected: Mapping[str, Any], types: list[str]) -> tuple[Any, Any] | None:
+def _check_events(expected: Mapping[str, Any], types: list[str]) -> Iterator[_Miss]:
     position = 0
     for wanted in expected.get("includes", ()):
         try:
             position = types.index(wanted, position) + 1
         except ValueError:
-            return (f"{wanted} (in order {expected['includes']})", types)
+            yield _Miss("events", f"{wanted} (in order {list(expected['includes'])})", types)
+            break
     for unwanted in expected.get("excludes", ()):
         if unwanted in types:
-            return (f"no {unwanted}", types)
+            yield _Miss("events", f"no {unwanted}", types)
     for name, count in expected.get("count", {}).items():
         if types.count(name) != count:
-            return (f"{count} x {name}", types)
-    return None
+            yield _Miss("events", f"{count} x {name}", types)
 
 
-def _check_argv(
-    expected: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]
-) -> tuple[Any, Any] | None:
+def _check_argv(expected: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]) -> Iterator[_Miss]:
     runs = [call for call in calls if call.get("action") == "run"]
     for want in expected:
         attempt = want["attempt"]
         call = _call_for_attempt(runs, attempt)
         if call is None:
-            return (f"an engine call for attempt {attempt}", f"{len(runs)} engine calls")
+            yield _Miss(
+                "argv", f"an engine call for attempt {attempt}", f"{len(runs)} engine calls", want.get("by")
+            )
+            continue
         argv = list(call["argv"])
         missing = [flag for flag in want.get("contains", ()) if flag not in argv]
         unwanted = [flag for flag in want.get("excludes", ()) if flag in argv]
         if missing or unwanted:
-            return ({"attempt": attempt, "contains": missing, "excludes": unwanted}, argv)
+            shown = {"attempt": attempt, "contains": missing, "excludes": unwanted}
+            yield _Miss("argv", shown, argv, want.get("by"))
+        either = list(want.get("contains_any", ()))
+        if either and not any(flag in argv for flag in either):
+            yield _Miss("argv", {"attempt": attempt, "contains_any": either}, argv, want.get("by"))
         if "resumed" in want and bool(call.get("resumed")) != want["resumed"]:
-            return ({"attempt": attempt, "resumed": want["resumed"]}, {"resumed": call.get("resumed")})
-    return None
+            yield _Miss(
+                "argv.resumed",
+                {"attempt": attempt, "resumed": want["resumed"]},
+                {"resumed": call.get("resumed")},
+            )
 
 
 def _call_for_attempt(runs: Sequence[Mapping[str, Any]], attempt: int) -> Mapping[str, Any] | None:
@@ -149,16 +459,15 @@ def _call_for_attempt(runs: Sequence[Mapping[str, Any]], attempt: int) -> Mappin
     return runs[attempt - 1] if attempt <= len(runs) else None
 
 
-def _check_patch(expected: Mapping[str, Any], patch: str | None) -> tuple[Any, Any] | None:
+def _check_patch(expected: Mapping[str, Any], patch: str | None) -> Iterator[_Miss]:
     if patch is None:
-        return (expected, "<no patched SKILL.md>")
+        raise _Unseen("the target does not show the patched SKILL.md")
     from harness.reference.patch import PATCH_BANNER, patch_sections
 
     added = patch.split(PATCH_BANNER, 1)[1] if PATCH_BANNER in patch else ""
     if "order" in expected and list(patch_sections(patch)) != list(expected["order"]):
-        return (expected["order"], list(patch_sections(patch)))
+        yield _Miss("patch", {"order": expected["order"]}, list(patch_sections(patch)))
     missing = [text for text in expected.get("contains", ()) if text not in added]
     unwanted = [text for text in expected.get("excludes", ()) if text in added]
     if missing or unwanted:
-        return ({"contains": missing, "excludes": unwanted}, "<the patch text differs>")
-    return None
+        yield _Miss("patch", {"contains": missing, "excludes": unwanted}, "<the patch text differs>")

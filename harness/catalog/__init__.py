@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
 import yaml
 
+from harness.catalog.sentences import sentences
+from harness.shipped_data import data_dir
+from harness.verdict import CONVENTION, REFERENCE, Checks
+
 SCHEMA_PATH: Final = Path(__file__).with_name("scenario.schema.json")
-CATALOG_DIR: Final = Path(__file__).resolve().parents[2] / "scenarios"
+CATALOG_DIR: Final = data_dir("scenarios")  # the shipped catalog (checkout or installed package)
 CATALOG_VERSION: Final = "1"
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
 ACTIONS: Final = ("start", "reply", "advance_clock", "cancel", "restart")
@@ -35,6 +39,7 @@ class Step:
     action: str
     argument: Any
     expect: Mapping[str, Any]
+    by: Mapping[str, str] = field(default_factory=dict)  # this step's authorities, over the scenario's
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,8 @@ class Scenario:
     readings: Mapping[str, Mapping[str, Mapping[str, Any]]]  # reading -> step index -> expect
     default_reading: str | None
     gemini_output_format: str | None = None
+    by: Mapping[str, str] = field(default_factory=dict)  # check key -> authority, scenario-wide
+    reading_by: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
 
     @property
     def capability(self) -> str:
@@ -64,6 +71,19 @@ class Scenario:
         chosen = reading or self.default_reading
         overrides = self.readings.get(chosen, {}) if chosen else {}
         return tuple(overrides.get(str(index), step.expect) for index, step in enumerate(self.steps))
+
+    def checks(self) -> Checks:
+        """What this scenario checks and on whose authority, as plain data for the verdict."""
+        return Checks(
+            self.id,
+            tuple(step.expect for step in self.steps),
+            tuple(step.action for step in self.steps),
+            dict(self.by),
+            tuple(dict(step.by) for step in self.steps),
+            {name: dict(overrides) for name, overrides in self.readings.items()},
+            self.default_reading,
+            self.reading_by,
+        )
 
 
 def _schema() -> Mapping[str, Any]:
@@ -103,7 +123,7 @@ def load_scenario(path: Path, root: Path) -> Scenario:
             if not key.isdigit() or int(key) >= len(steps):
                 raise CatalogError(path, f"ambiguous.readings.{name}", key, "must be the index of a step")
     tags = document["tags"]
-    return Scenario(
+    scenario = Scenario(
         id=document["id"],
         title=document["title"],
         path=path,
@@ -119,12 +139,38 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         readings=readings,
         default_reading=ambiguous.get("default"),
         gemini_output_format=tags.get("gemini_output_format"),
+        by=document.get("by", {}),
+        reading_by=ambiguous.get("by", {}),
     )
+    _check_authorities(path, scenario)
+    return scenario
 
 
 def _step(path: Path, index: int, item: Mapping[str, Any]) -> Step:
     action = next(key for key in item if key in ACTIONS)
-    return Step(action, item[action], item.get("expect", {}))
+    return Step(action, item[action], item.get("expect", {}), item.get("by", {}))
+
+
+def _check_authorities(path: Path, scenario: Scenario) -> None:
+    """Every check names what backs it, and every sentence it cites exists."""
+    known = sentences()
+    for where, table in [("by", scenario.by)] + [
+        (f"steps[{n}].by", s.by) for n, s in enumerate(scenario.steps)
+    ]:
+        for key, authority in table.items():
+            if authority not in (CONVENTION, REFERENCE) and authority not in known:
+                raise CatalogError(
+                    path, f"{where}.{key}", authority, "no such sentence in harness/catalog/sentences.yaml"
+                )
+    checks = scenario.checks()
+    for reading, index, key in checks.checked_keys():
+        if checks.authority(index, key, reading) is None:
+            raise CatalogError(
+                path,
+                f"steps[{index}].expect.{key}" + (f" (reading {reading})" if reading else ""),
+                scenario.expectations(reading)[index].get(key.split(".", 1)[0]),
+                "no authority: cite a spec sentence, `convention` or `reference` in `by`",
+            )
 
 
 def _short(value: object) -> object:

@@ -16,9 +16,12 @@ import json
 import multiprocessing.util
 import os
 import queue
+import select
+import selectors
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +40,11 @@ from harness.connectors.base import CaseSetup, Observation, ReplyResult
 STDERR_TAIL_LINES: Final = 20
 STOP_GRACE_SEC: Final = 2.0
 EXCERPT_CHARS: Final = 200
+# The longest answer line read (an observation with its events and history is well under it); a
+# longer one, or one that never ends, is a broken process, not a buffer to grow without bound.
+MAX_ANSWER_BYTES: Final = 16 * 1024 * 1024
+# stderr is only quoted: longer lines are cut into pieces of this size.
+STDERR_LINE_BYTES: Final = 4096
 
 
 class CommandProtocolError(RuntimeError):
@@ -69,8 +77,9 @@ class ImplementationInfo:
 class _Process:
     """One running implementation: its pipes, a reader thread per output, and its handshake."""
 
-    def __init__(self, command: str, timeout_sec: float) -> None:
+    def __init__(self, command: str, timeout_sec: float, max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
         self.command = command
+        self.max_answer_bytes = max_answer_bytes
         self.broken: str | None = None  # why the process was discarded, once it is
         self._owner = os.getpid()  # a forked child's copy of this object is not its to stop
         self._lock = threading.Lock()  # one request and its answer at a time
@@ -88,7 +97,7 @@ class _Process:
         assert self._popen.stdout is not None and self._popen.stderr is not None
         # Threads rather than non-blocking reads: readline reassembles an answer written in several
         # pieces, and stderr is drained all the time so a chatty implementation never blocks on it.
-        self._stdout_reader = _thread(_read_lines, self._popen.stdout, self._lines)
+        self._stdout_reader = _thread(_read_lines, self._popen.stdout, self._lines, max_answer_bytes)
         self._stderr_reader = _thread(_read_tail, self._popen.stderr, self._stderr)
         try:
             answer = self.request({"cmd": "start", "version": PROTOCOL_VERSION}, timeout_sec)
@@ -137,7 +146,8 @@ class _Process:
             self.broken = "stopped"
             try:
                 assert self._popen.stdin is not None
-                self._popen.stdin.write(b'{"cmd": "stop"}\n')
+                # Timed: an implementation that stopped reading must not hold turngate at exit.
+                _write_within(self._popen.stdin.fileno(), b'{"cmd": "stop"}\n', STOP_GRACE_SEC)
                 self._popen.stdin.close()
             except OSError:
                 pass  # already gone
@@ -154,15 +164,19 @@ class _Process:
 
     def _exchange(self, cmd: str, message: Mapping[str, Any], timeout_sec: float) -> str:
         assert self._popen.stdin is not None
+        deadline = time.monotonic() + timeout_sec
         try:
-            self._popen.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
-            self._popen.stdin.flush()
+            data = json.dumps(message).encode("utf-8") + b"\n"
+            if not _write_within(self._popen.stdin.fileno(), data, timeout_sec):
+                self._discard(f"the implementation did not read the {cmd} request within {timeout_sec:g} s")
         except OSError:  # a closed pipe: the process is gone, say how it went
             self._discard(self._exit_reason())
         try:
-            raw = self._lines.get(timeout=timeout_sec)
+            raw = self._lines.get(timeout=max(deadline - time.monotonic(), 0.0))
         except queue.Empty:
             self._discard(f"no answer to {cmd} within {timeout_sec:g} s")
+        if raw is not None and len(raw) > self.max_answer_bytes:
+            self._discard(f"answer to {cmd} is longer than {self.max_answer_bytes} bytes (ANSWER_TOO_LONG)")
         if raw is None or not raw.endswith(b"\n"):  # end of output (a last line without newline is cut)
             self._discard(self._exit_reason())
         return raw.decode("utf-8", errors="replace")
@@ -206,17 +220,42 @@ def _thread(target: Any, *args: Any) -> threading.Thread:
     return reader
 
 
-def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None], limit: int) -> None:
+    """Queue each answer line; past ``limit`` bytes without a newline, queue what was read and stop.
+
+    ``readline(limit + 1)`` never holds more than that, so an answer that never ends
+    costs ``limit`` bytes, not what the implementation manages to write in the timeout.
+    """
     with stream:
-        for raw in iter(stream.readline, b""):
+        while raw := stream.readline(limit + 1):
             lines.put(raw)
+            if len(raw) > limit:
+                return  # the request fails on it and the process is discarded
     lines.put(None)  # end of output
 
 
 def _read_tail(stream: IO[bytes], tail: deque[str]) -> None:
     with stream:
-        for raw in iter(stream.readline, b""):
+        while raw := stream.readline(STDERR_LINE_BYTES):
             tail.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+def _write_within(fd: int, data: bytes, timeout_sec: float) -> bool:
+    """Write ``data`` to a pipe; False when the reader has not taken it all within ``timeout_sec``.
+
+    A pipe reported writable takes ``PIPE_BUF`` bytes without blocking, so no write here
+    can block past the deadline, whatever the reader does.
+    """
+    deadline = time.monotonic() + timeout_sec
+    view = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_WRITE)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                return False
+            view = view[os.write(fd, view[: select.PIPE_BUF]) :]
+    return True
 
 
 def _excerpt(line: str) -> str:
@@ -345,6 +384,13 @@ class CommandConnector:
         if self._process is None:
             raise CommandProtocolError("the implementation did not start")
         return self._process.request(message, self.timeout_sec)
+
+
+def probe(command: str, *, timeout_sec: float = 60.0) -> ImplementationInfo:
+    """Start the implementation and shake hands before any case runs (as ``http.probe`` does for a
+    server): one that cannot start is refused with its reason, not reported once per case. The
+    process is kept for the cases of this Python process; forked workers start their own."""
+    return _process_for(command, timeout_sec).info
 
 
 def command_connector(command: str, *, timeout_sec: float = 60.0) -> CommandConnector:

@@ -70,6 +70,8 @@ class HttpConnector:
                 options["turngate_profile"] = runtime["profile"]
             if setup.gemini_output_format and setup.engine == "gemini":
                 options["turngate_gemini_output_format"] = setup.gemini_output_format
+            if "turn_timeout_sec" in runtime:
+                options["turngate_turn_timeout_sec"] = runtime["turn_timeout_sec"]
         request = {
             **self.options.extra_request,
             "skill_id": setup.skill_dir.name,

@@ -14,7 +14,18 @@ from harness.reference.skill import load_skill
 from harness.reference.store import Store
 
 CAPABILITIES: Final = frozenset(
-    {"clock", "restart", "slots", "argv", "sticky", "history", "events", "patch", "gemini_output_format"}
+    {
+        "clock",
+        "restart",
+        "slots",
+        "argv",
+        "sticky",
+        "history",
+        "events",
+        "patch",
+        "gemini_output_format",
+        "watchdog",
+    }
 )
 
 
@@ -44,6 +55,7 @@ class ReferenceConnector:
             profile=runtime.get("profile"),
             require_user_reply=runtime.get("require_user_reply", True),
             session_timeout_sec=runtime.get("session_timeout_sec", 1200),
+            turn_timeout_sec=runtime.get("turn_timeout_sec"),
         )
         self._run_id = self._live.submit(request)
 
@@ -115,7 +127,8 @@ class ReferenceConnector:
         setup = self._setup
         assert setup is not None
         reading = setup.reading if setup.reading in SOFT_COMPLETION_READINGS else READING_BODY
-        self._store = Store(setup.workdir / "reference.sqlite3")
+        # One throwaway store per case: a restart step needs it to survive the process, not a power cut.
+        self._store = Store(setup.workdir / "reference.sqlite3", power_safe=False)
         options = CommandOptions(gemini_output_format=setup.gemini_output_format)  # type: ignore[arg-type]
         engines = EngineSetup(
             bin_dir=setup.engine_bin,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from harness.drift.capture import ENGINES, Capture, CaptureProblem, load_capture
 from harness.drift.drift import Decider, DriftResult, Seen
+from harness.progress import Progress
+from harness.terminal import OutputProblem, check_outputs, visible
 
 
 def _usage(message: str) -> Exception:
@@ -148,9 +150,9 @@ def replay_command(args: argparse.Namespace) -> int:
     capture = capture_from_args(args)
     result = replay(capture)
     if args.json:
-        print(printable_json(as_json(result)))
+        print(printable_json(as_json(result)))  # C1, bidi controls, lone surrogates escaped too
     else:
-        print(render(result))
+        print(visible(render(result)))  # a capture's escape sequences must not reach the terminal
     reference = seen_in(result)
     judged = _target_decider(args)
     name, decider = judged or ("reference replay", reference_decider)
@@ -193,28 +195,61 @@ def drift_command(args: argparse.Namespace) -> int:
         if engine not in ENGINES:
             raise _usage(f"--engine: {engine!r}: known: {', '.join(ENGINES)}")
     mutators = [BY_NAME[name] for name in args.mutator] if args.mutator else list(MUTATORS)
+    try:
+        outputs = check_outputs(json=args.json)
+    except OutputProblem as problem:
+        raise _usage(str(problem)) from None
+    if args.minimise is not None and args.minimise.exists() and not args.minimise.is_dir():
+        raise _usage(f"--minimise: {args.minimise}: is a file, not a folder")
+    corpus = args.corpus or CORPUS_DIR
+    if args.source in ("corpus", "both") and not corpus.is_dir():
+        raise _usage(f"--corpus: {corpus}: not a folder")
     captures: list[Capture] = []
     if args.source in ("corpus", "both"):
         try:
-            captures += corpus_captures(args.corpus or CORPUS_DIR, args.engine)
+            captures += corpus_captures(corpus, args.engine)
         except CaptureProblem as problem:
             raise _usage(str(problem)) from None
     if args.source in ("catalog", "both"):
-        from harness.catalog import load_catalog
+        from harness.conformance import chosen_catalog
         from harness.runner import cases
 
-        captures += list(catalog_captures(cases(load_catalog(args.catalog), args.engine)))
+        captures += list(catalog_captures(cases(chosen_catalog(args), args.engine)))
+    if not captures:
+        where = {"corpus": f"the corpus {corpus}", "catalog": "the catalog"}.get(args.source, f"{corpus}")
+        raise _usage(
+            f"drift --source {args.source}: no captures to mutate in {where}"
+            f"{' for ' + ', '.join(args.engine) if args.engine else ''}"
+            " (a capture is a folder ENGINE/NAME/ holding capture.yaml)"
+        )
     name, decider = _target_decider(args) or ("reference replay", drifting.reference_decider)
-    results = drifting.drift(captures, mutators=mutators, decider=decider)
+    results: list[DriftResult] = []
+    # One capture at a time, so that a long drift (minutes against a live target) shows progress.
+    progress = Progress(len(captures), "captures")
+    try:
+        for capture in captures:
+            found = drifting.drift([capture], mutators=mutators, decider=decider)
+            results += found
+            wrong = sum(1 for result in found if result.agrees is False)
+            flips = sum(1 for result in found if result.flipped)
+            progress.advance(
+                "failed" if wrong else "passed",
+                f"{capture.engine}/{capture.name}",
+                f"{len(found)} mutations, {flips} flip(s){f', {wrong} against the spec' if wrong else ''}",
+            )
+    finally:
+        progress.close()
     if args.minimise:
         _minimise_disagreements(results, captures, decider, name, args.minimise)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
+    if "json" in outputs:
+        with outputs["json"].open() as out:
             for result in results:
                 out.write(json.dumps(drifting.as_json(result), ensure_ascii=False) + "\n")
     shown = results if args.all else [r for r in results if r.flipped or r.agrees is False]
-    print(drifting.render(shown).rsplit("\n", 1)[0] if shown else "no flips", file=sys.stdout)
-    print(drifting.render(results).rsplit("\n", 1)[1])
+    # With the JSON on standard output, the human summary goes to standard error.
+    human = sys.stderr if "json" in outputs and outputs["json"].is_stdout else sys.stdout
+    print(visible(drifting.render(shown).rsplit("\n", 1)[0]) if shown else "no flips", file=human)
+    print(drifting.render(results).rsplit("\n", 1)[1], file=human)
     return 1 if any(result.agrees is False for result in results) else 0
 
 
@@ -247,7 +282,7 @@ def _minimise_disagreements(
 
 
 def record_command(args: argparse.Namespace) -> int:
-    from harness.drift.record import run_and_tee, save
+    from harness.drift.engine_recording import run_and_tee, save
     from harness.drift.replay import render, replay
 
     command = list(args.command)
@@ -262,7 +297,7 @@ def record_command(args: argparse.Namespace) -> int:
     folder = args.out or Path(f"capture-{args.engine}-{time.strftime('%Y%m%d-%H%M%S')}")
     capture = save(recording, folder, engine=args.engine, mode=args.mode)
     print(f"\nrecorded {len(capture.stdout)} + {len(capture.stderr)} bytes into {folder}/", file=sys.stderr)
-    print(render(replay(load_capture(folder))), file=sys.stderr)
+    print(visible(render(replay(load_capture(folder)))), file=sys.stderr)
     return 0
 
 
@@ -272,7 +307,7 @@ def _target_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from harness.catalog import CATALOG_DIR
+    from harness.conformance import add_catalog_arguments
 
     replay = commands.add_parser(
         "replay", help="a captured engine stream through the reference readers, detector and gate"
@@ -309,9 +344,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--source", choices=("corpus", "catalog", "both"), default="both", help="captures to mutate"
     )
     drift.add_argument("--corpus", type=Path, metavar="DIR", help="capture folders (default: corpus/)")
-    drift.add_argument("--catalog", type=Path, default=CATALOG_DIR, help="the scenarios folder")
+    add_catalog_arguments(drift)
     drift.add_argument("--all", action="store_true", help="list stable mutations too")
-    drift.add_argument("--json", type=Path, metavar="F", help="JSON Lines, one per mutation")
+    drift.add_argument("--json", metavar="F", help="JSON Lines, one per mutation (- for standard output)")
     _target_arguments(drift, "judge this target (captures played by the fake engines), not the reference")
     drift.add_argument(
         "--minimise",

@@ -158,6 +158,10 @@ def scenario_document(
         "tags": {"kind": "hazard", "engines": [capture.engine], "capabilities": ["events"]},
         "runtime": runtime,
         "engine_script": {"turns": [turn]},
+        "by": {
+            "state": _state_authority(what, expected.state, capture.mode),
+            "error_code": "reference" if expected.error_code is None else "convention",
+        },
         "steps": [{"start": None, "expect": {"state": expected.state, "error_code": expected.error_code}}],
     }
     if capture.output_schema != "greeting":
@@ -167,6 +171,18 @@ def scenario_document(
     if capture.engine == "gemini":
         document["tags"]["gemini_output_format"] = capture.reader_options.get("mode", "json")
     return document
+
+
+def _state_authority(mutator: str, state: str, mode: str) -> str:
+    """The spec sentence a minimised scenario's decision rests on (sentences.yaml)."""
+    if mutator in _MARKER_MUTATORS:  # an echo moved or a marker disguised: only the reply is evidence
+        return "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1"
+    lifecycle = "interactive-run-lifecycle/"
+    return {
+        ("waiting_user", "interactive"): lifecycle + "pausable-lifecycle/incomplete-turn-enters-waiting#then",
+        ("succeeded", "interactive"): lifecycle + "completion-gate-by-mode/interactive-success#then",
+        ("succeeded", "auto"): lifecycle + "completion-gate-by-mode/auto-success#then",
+    }.get((state, mode), "reference")  # a failure the spec does not name (an engine fault)
 
 
 def write_scenario(document: dict[str, Any], catalog: Path) -> Path:

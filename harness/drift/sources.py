@@ -23,8 +23,9 @@ from harness.catalog import Scenario
 from harness.drift.capture import Capture, load_capture
 from harness.reference.commands import CommandOptions, build_command
 from harness.runner import FIXED_EPOCH_MS, case_id
+from harness.shipped_data import data_dir
 
-CORPUS_DIR: Final = Path(__file__).resolve().parents[2] / "corpus"
+CORPUS_DIR: Final = data_dir("corpus")
 TURN_TIMEOUT_SEC: Final = 10.0
 
 

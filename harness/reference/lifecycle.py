@@ -17,8 +17,10 @@ States: queued -> running -> (waiting_user -> queued|running ->)* succeeded | fa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import threading
 import traceback
 import uuid
@@ -31,9 +33,18 @@ from harness.reference import protocol
 from harness.reference.clock import Clock
 from harness.reference.commands import CommandOptions, build_command
 from harness.reference.gate import READING_BODY, Mode
+from harness.reference.outcome import KilledBy
 from harness.reference.patch import build_patch, patch_skill_md
 from harness.reference.pending import auto_decision_reply, pending_from_json
-from harness.reference.processes import OneShot, Resident, TurnBytes
+from harness.reference.processes import (
+    OneShot,
+    OutputLimits,
+    ProcessIdentity,
+    Resident,
+    TurnBytes,
+    identity_of,
+    kill_stale_group,
+)
 from harness.reference.profiles import ProfileKind, probe_profile
 from harness.reference.skill import Skill, supports
 from harness.reference.slots import SlotPool
@@ -41,6 +52,7 @@ from harness.reference.store import RunRecord, Store
 from harness.reference.turn import TurnAssessment, TurnInput, assess
 
 DEFAULT_SESSION_TIMEOUT_SEC: Final = 1200
+MAX_SESSION_TIMEOUT_SEC: Final = 10**9  # about 31 years; the store keeps deadlines as numbers
 TERMINAL_STATES: Final = frozenset({"succeeded", "failed", "canceled"})
 
 CANCELED_BY_USER: Final = "CANCELED_BY_USER"
@@ -73,6 +85,8 @@ class RunRequest:
     model: str | None = None
     # Per run, for a server whose clients choose (turngate serve); None: the orchestrator's default.
     gemini_output_format: str | None = None
+    # Per run, for a case that needs the watchdog soon (a hanging engine); None: EngineSetup's.
+    turn_timeout_sec: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +104,7 @@ class EngineSetup:
     env: Mapping[str, str]
     command_options: CommandOptions = field(default_factory=CommandOptions)
     turn_timeout_sec: float = 120.0
+    output_limits: OutputLimits = field(default_factory=OutputLimits)
 
     def executable(self, engine: str) -> Path:
         return self.bin_dir / engine
@@ -142,14 +157,22 @@ class Orchestrator:
             raise RunRequestError(
                 refusal, f"skill {request.skill.name!r}: engine {request.engine!r}, mode {request.mode!r}"
             )
-        if request.session_timeout_sec < 1:
+        if request.turn_timeout_sec is not None and not 0 < request.turn_timeout_sec <= 86400:
+            raise RunRequestError("RUNTIME_OPTION_INVALID", f"turn_timeout_sec: {request.turn_timeout_sec!r}")
+        if not 1 <= request.session_timeout_sec <= MAX_SESSION_TIMEOUT_SEC:
             raise RunRequestError(
                 "RUNTIME_OPTION_INVALID", f"session_timeout_sec: {request.session_timeout_sec!r}"
             )
         profile = request.profile or self.probe(request.engine)
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         run_dir = self.runs_dir / run_id
-        self._prepare_run_dir(run_dir, request)
+        try:
+            self._prepare_run_dir(run_dir, request)
+        except (OSError, ValueError) as error:  # unwritable values: no half-made run folder stays
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise RunRequestError(
+                "REQUEST_INVALID", f"the run folder could not be written ({error})"
+            ) from None
         now = self.clock.now()
         record = RunRecord(
             run_id=run_id,
@@ -182,6 +205,7 @@ class Orchestrator:
                     "execution_mode": request.mode,
                     "interactive_require_user_reply": request.require_user_reply,
                     "session_timeout_sec": request.session_timeout_sec,
+                    "turn_timeout_sec": request.turn_timeout_sec,
                 },
             },
             created_at=now,
@@ -189,21 +213,38 @@ class Orchestrator:
         )
         with self._lock:
             self._skills[run_id] = request.skill
-            with self.store.transaction() as tx:
-                tx.insert_run(record)
-                protocol.started(tx, record, now)
+            try:
+                with self.store.transaction() as tx:
+                    tx.insert_run(record)
+                    protocol.started(tx, record, now)
+            except BaseException:
+                shutil.rmtree(run_dir, ignore_errors=True)  # a run the store refused has no folder
+                raise
             self._dispatch()
         return run_id
 
-    def reply(self, run_id: str, interaction_id: int, response: str) -> ReplyOutcome:
-        """A user's free-text reply to the pending interaction (any ``kind``, 004)."""
+    def reply(
+        self, run_id: str, interaction_id: int, response: str, *, idempotency_key: str | None = None
+    ) -> ReplyOutcome:
+        """A user's free-text reply to the pending interaction (any ``kind``, 004).
+
+        A reply sent again with the key of an accepted one gets that reply's answer and
+        changes nothing; the key is stored in the reply's own transaction, so this holds
+        across a restart too.
+        """
         with self._lock:
+            if idempotency_key is not None:
+                first = self.store.reply_answer(run_id, idempotency_key)
+                if first is not None:
+                    return ReplyOutcome(True, str(first["status"]))
             run = self._run(run_id)
             if run.state != "waiting_user" or run.pending is None:
                 return ReplyOutcome(False, run.state, RUN_NOT_WAITING)
             if interaction_id != run.pending["interaction_id"]:
                 return ReplyOutcome(False, run.state, INTERACTION_STALE)
-            status = self._continue(run, response, automatic=False)
+            status = self._continue(run, response, automatic=False, idempotency_key=idempotency_key)
+            if idempotency_key is not None:  # the status the reply led to, once the turn is under way
+                self.store.set_reply_answer(run_id, idempotency_key, {"status": status})
             return ReplyOutcome(True, status)
 
     def cancel(self, run_id: str) -> bool:
@@ -383,14 +424,19 @@ class Orchestrator:
                 ended = self._residents.pop(run.run_id) if self._ended_with_resident(run.run_id) else None
             if ended is not None:
                 ended.kill("ended")  # before the slot goes back, so processes never outnumber slots
-        except Exception:  # a harness bug must end the run visibly, not hang it
+                self.store.forget_process(run.run_id, ended.pid)
+        except Exception as error:  # a harness bug must end the run visibly, not hang it
+            # The traceback names the server's files: it goes to the run folder, not to the client.
+            with contextlib.suppress(OSError):
+                (Path(run.run_dir) / "orchestrator-error.txt").write_text(
+                    traceback.format_exc(), encoding="utf-8", errors="backslashreplace"
+                )
+            message = f"the orchestrator failed during the turn ({type(error).__name__})"
             with self._lock:
                 if not self._closed:
                     current = self._run(run.run_id)
                     if current.state not in TERMINAL_STATES:
-                        self._finish(
-                            current, "failed", ORCHESTRATOR_ERROR, traceback.format_exc(), attempt=attempt
-                        )
+                        self._finish(current, "failed", ORCHESTRATOR_ERROR, message, attempt=attempt)
         finally:
             with self._lock:
                 self._workers.pop(run.run_id, None)
@@ -405,9 +451,10 @@ class Orchestrator:
         """A terminal run whose resident process is still registered (caller holds the lock)."""
         return run_id in self._residents and self._run(run_id).state in TERMINAL_STATES
 
-    def _stop_resident(self, run_id: str, resident: Resident, why: str) -> None:
+    def _stop_resident(self, run_id: str, resident: Resident, why: KilledBy) -> None:
         """Kill a terminal run's resident process, then give its slot back (never the other way round)."""
         resident.kill(why)
+        self.store.forget_process(run_id, resident.pid)
         with self._lock:
             if self.slots.holds(run_id) and run_id not in self._workers:
                 self.slots.release(run_id)
@@ -419,28 +466,45 @@ class Orchestrator:
         self, run: RunRecord, attempt: int, argv: tuple[str, ...], reply: str | None
     ) -> TurnBytes | None:
         run_dir = Path(run.run_dir)
-        timeout = self.engines.turn_timeout_sec
+        timeout = run.request["runtime_options"].get("turn_timeout_sec") or self.engines.turn_timeout_sec
         if run.profile == "sticky_process":
             with self._lock:
                 resident = self._residents.get(run.run_id)
                 if attempt == 1:
-                    resident = Resident(argv, cwd=run_dir, env=self.engines.process_env(), engine=run.engine)
+                    resident = Resident(
+                        argv,
+                        cwd=run_dir,
+                        env=self.engines.process_env(),
+                        engine=run.engine,
+                        limits=self.engines.output_limits,
+                    )
                     self._residents[run.run_id] = resident
+                    self._remember(run.run_id, resident.pid)
             if resident is None or (attempt > 1 and not resident.send(reply or "")):
                 return None  # the resident process is gone: nothing to write the reply to
             turn = resident.read_turn(timeout)
         else:
             with self._lock:
-                oneshot = OneShot(argv, cwd=run_dir, env=self.engines.process_env())
+                oneshot = OneShot(
+                    argv, cwd=run_dir, env=self.engines.process_env(), limits=self.engines.output_limits
+                )
                 self._oneshots[run.run_id] = oneshot
+                self._remember(run.run_id, oneshot.pid)
             try:
                 turn = oneshot.wait(timeout)
             finally:
                 with self._lock:
                     self._oneshots.pop(run.run_id, None)
+                self.store.forget_process(run.run_id, oneshot.pid)
         (run_dir / "attempts" / f"{attempt}.stdout").write_bytes(turn.stdout)
         (run_dir / "attempts" / f"{attempt}.stderr").write_bytes(turn.stderr)
         return turn
+
+    def _remember(self, run_id: str, pid: int) -> None:
+        """Record a started engine in the store, so a restart after a crash can end it."""
+        identity = identity_of(pid)
+        if identity is not None:
+            self.store.remember_process(run_id, identity.pid, identity.started)
 
     def _apply(self, run_id: str, attempt: int, turn: TurnBytes | None) -> None:
         """Judge the turn and persist the decision. Caller holds the lock."""
@@ -534,7 +598,9 @@ class Orchestrator:
                 )
                 protocol.terminal(tx, run, attempt, now, decision.reason_code)
 
-    def _continue(self, run: RunRecord, response: str, *, automatic: bool) -> str:
+    def _continue(
+        self, run: RunRecord, response: str, *, automatic: bool, idempotency_key: str | None = None
+    ) -> str:
         """Record the reply; start the next turn (sticky) or queue it (resumable). Caller holds the lock."""
         assert run.pending is not None
         interaction_id = int(run.pending["interaction_id"])
@@ -552,11 +618,15 @@ class Orchestrator:
                 return "failed"
             with self.store.transaction() as tx:
                 tx.answer(run.run_id, interaction_id, response, now, automatic=automatic)
+                if idempotency_key is not None:
+                    tx.keep_reply_answer(run.run_id, idempotency_key, {"status": "running"})
                 protocol.replied(tx, run, run.attempt_count, now, interaction_id, response, automatic)
             self._start_turn(self._run(run.run_id), reply=response)
             return "running"
         with self.store.transaction() as tx:
             tx.answer(run.run_id, interaction_id, response, now, automatic=automatic)
+            if idempotency_key is not None:
+                tx.keep_reply_answer(run.run_id, idempotency_key, {"status": "queued"})
             protocol.replied(tx, run, run.attempt_count, now, interaction_id, response, automatic)
             tx.update_run(run, state="queued", pending=None, wait_deadline_at=None, updated_at=now)
         self._dispatch()
@@ -604,6 +674,11 @@ class Orchestrator:
     def _recover(self) -> None:
         """After a restart (001/issue): running runs were interrupted; sticky waits lost their process."""
         with self._lock:
+            # Engines the previous orchestrator started and never saw end: their output has no
+            # reader any more, and they must not outlive their run (issue 15, defect 9).
+            for run_id, pid, started in self.store.processes():
+                kill_stale_group(ProcessIdentity(pid, started))
+                self.store.forget_process(run_id, pid)
             for run in self.store.runs(states=("running",)):
                 self._finish(
                     run,

@@ -22,6 +22,10 @@ SESSION_RESUME_FAILED: Final = "SESSION_RESUME_FAILED"
 # turngate's codes where the spec names none.
 ENGINE_FAILED: Final = "ENGINE_FAILED"
 ENGINE_TURN_INCOMPLETE: Final = "ENGINE_TURN_INCOMPLETE"
+ENGINE_OUTPUT_LIMIT: Final = "ENGINE_OUTPUT_LIMIT"
+
+# Why the orchestrator killed an engine; the first three end a turn, the others end a process.
+KilledBy = Literal["watchdog", "cancel", "output_limit", "timeout", "ended", "shutdown"]
 
 # Words real engines print when credentials are missing or expired.
 _AUTH_SIGNS: Final = ("OAUTH2_REQUIRED", "AUTH_REQUIRED", "Unauthorized", "not logged in", "login required")
@@ -33,7 +37,7 @@ class ProcessEnd:
 
     exit_code: int | None
     signal: int | None = None
-    killed_by: Literal["watchdog", "cancel"] | None = None
+    killed_by: Literal["watchdog", "cancel", "output_limit"] | None = None
 
 
 def classify(transcript: Transcript, end: ProcessEnd, *, needs_session_id: bool) -> ProcessOutcome:
@@ -42,6 +46,12 @@ def classify(transcript: Transcript, end: ProcessEnd, *, needs_session_id: bool)
         return ProcessOutcome(False, TIMEOUT, "the engine did not finish its turn in time and was killed")
     if end.killed_by == "cancel":
         return ProcessOutcome(False, "CANCELED_BY_USER", "the run was canceled")
+    if end.killed_by == "output_limit":
+        return ProcessOutcome(
+            False,
+            ENGINE_OUTPUT_LIMIT,
+            "the engine wrote more than the per-turn output limit on one stream and was killed",
+        )
     turn_end = transcript.turn_end()
     failed = (turn_end is not None and not turn_end.ok) or end.signal is not None or (end.exit_code or 0) != 0
     if failed:

@@ -73,6 +73,20 @@ CREATE TABLE IF NOT EXISTS events (
     data_json TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+-- Engine processes alive for a run, so an orchestrator restarted after a crash can end them.
+CREATE TABLE IF NOT EXISTS engine_processes (
+    run_id TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    PRIMARY KEY (run_id, pid)
+);
+-- A reply's idempotency key and the answer it got, so a resend after a restart gets the same answer.
+CREATE TABLE IF NOT EXISTS reply_keys (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    answer_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
 """
 
 
@@ -146,14 +160,22 @@ _JSON_COLUMNS = {
 class Store:
     """A thread-safe handle on one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, power_safe: bool = True) -> None:
+        """``power_safe=False``: no fsync at all (``synchronous=OFF``).
+
+        A process killed with SIGKILL still loses nothing committed (every commit
+        is written to the file before COMMIT returns); only an operating-system
+        crash or a power loss could lose commits. For throwaway stores (one per
+        catalog case), where fsyncs are most of a case's cost on a busy disk.
+        """
         self.path = path
         self._lock = threading.RLock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
+        # synchronous first: switching to WAL and creating the tables already commit.
+        self._db.execute(f"PRAGMA synchronous={'FULL' if power_safe else 'OFF'}")
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        self._db.executescript(f"BEGIN;{_SCHEMA}COMMIT;")
 
     def close(self) -> None:
         with self._lock:
@@ -234,6 +256,41 @@ class Store:
             for row in rows
         )
 
+    # Engine processes -----------------------------------------------------------------------
+
+    def remember_process(self, run_id: str, pid: int, started: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO engine_processes (run_id, pid, started) VALUES (?, ?, ?)",
+                (run_id, pid, started),
+            )
+
+    def forget_process(self, run_id: str, pid: int) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM engine_processes WHERE run_id = ? AND pid = ?", (run_id, pid))
+
+    def processes(self) -> tuple[tuple[str, int, str], ...]:
+        """(run_id, pid, start time) of every engine process recorded as alive."""
+        with self._lock:
+            rows = self._db.execute("SELECT run_id, pid, started FROM engine_processes").fetchall()
+        return tuple((row["run_id"], row["pid"], row["started"]) for row in rows)
+
+    # Reply idempotency keys -------------------------------------------------------------------
+
+    def reply_answer(self, run_id: str, key: str) -> Mapping[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT answer_json FROM reply_keys WHERE run_id = ? AND key = ?", (run_id, _text(key))
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def set_reply_answer(self, run_id: str, key: str, answer: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO reply_keys (run_id, key, answer_json) VALUES (?, ?, ?)",
+                (run_id, _text(key), _json_text(answer)),
+            )
+
 
 class Transaction:
     """Writes inside one ``Store.transaction()``."""
@@ -293,6 +350,13 @@ class Transaction:
             "UPDATE interactions SET response = ?, replied_at = ?, automatic = ?"
             " WHERE run_id = ? AND interaction_id = ?",
             (_text(response), at, int(automatic), run_id, interaction_id),
+        )
+
+    def keep_reply_answer(self, run_id: str, key: str, answer: Mapping[str, Any]) -> None:
+        """Record an idempotency key with the reply it came with, in the reply's own transaction."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO reply_keys (run_id, key, answer_json) VALUES (?, ?, ?)",
+            (run_id, _text(key), _json_text(answer)),
         )
 
     def append_event(self, run_id: str, type_: str, attempt: int, at: float, data: Mapping[str, Any]) -> int:

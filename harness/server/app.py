@@ -14,14 +14,19 @@ from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from harness import __version__
-from harness.server.service import SETTLED_STATES, ApiError, JobService
+from harness.server.errors import ApiError
+from harness.server.service import SETTLED_STATES, JobService
 
 HEARTBEAT_SEC: Final = 10.0
+# The test hooks' bodies are a few numbers.
+MAX_HOOK_BYTES: Final = 4096
+# What a multipart envelope adds around the file it carries (boundaries, part headers).
+MULTIPART_SLACK: Final = 64 * 1024
 POLL_SEC: Final = 0.05
 _CHAT_EVENTS: Final = frozenset({"assistant.message.final", "user.input.required", "user.input.replied"})
 
@@ -31,7 +36,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette:
     """The ASGI app. ``tick_sec``: how often wait deadlines are checked (None: never, a manual clock)."""
 
-    def api(work: Callable[[Request, Any], Any], *, body: str = "json", limit: int | None = None) -> Handler:
+    def api(
+        work: Callable[[Request, Any], Any], *, body: str = "json", limit: int = MAX_HOOK_BYTES
+    ) -> Handler:
         async def endpoint(request: Request) -> Response:
             try:
                 payload = await _payload(request, body, limit)
@@ -57,7 +64,11 @@ def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette
             api(lambda r, p: service.install(p), body="file", limit=service.config.max_package_bytes),
             methods=["POST"],
         ),
-        Route("/v1/jobs", api(lambda r, p: service.create_job(p)), methods=["POST"]),
+        Route(
+            "/v1/jobs",
+            api(lambda r, p: service.create_job(p), limit=service.config.max_job_bytes),
+            methods=["POST"],
+        ),
         Route("/v1/jobs/{job_id}", api(lambda r, p: service.status(job(r)), body=""), methods=["GET"]),
         Route(
             "/v1/jobs/{job_id}/upload",
@@ -107,31 +118,58 @@ def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def _payload(request: Request, kind: str, limit: int | None) -> Any:
-    """The request body: JSON, the multipart ``file`` field's bytes, or nothing."""
+async def _payload(request: Request, kind: str, limit: int) -> Any:
+    """The request body: JSON, the multipart ``file`` field's bytes, or nothing.
+
+    Every body is read within its limit: a declared length over it is refused at
+    once, and a chunked body is refused as soon as what has arrived passes it, so
+    no body is ever held whole past its limit.
+    """
     if kind == "":
         return None
-    declared = request.headers.get("content-length")
-    if limit is not None and declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "REQUEST_TOO_LARGE", f"body of {declared} bytes > {limit}")
+    envelope = limit + MULTIPART_SLACK if kind == "file" else limit
+    raw = await _read_body(request, envelope)
     if kind == "file":
+
+        async def replay() -> dict[str, Any]:
+            return {"type": "http.request", "body": raw, "more_body": False}
+
         try:
-            form = await request.form(max_part_size=limit or 1024 * 1024)
+            form = await Request(request.scope, replay).form(max_files=1, max_fields=16, max_part_size=limit)
         except Exception as error:  # python-multipart's errors: a client mistake, not a server fault
             raise ApiError(400, "REQUEST_INVALID", f"file: not a multipart upload ({error})") from None
         upload = form.get("file")
         if upload is None or isinstance(upload, str):
             raise ApiError(400, "REQUEST_INVALID", "file: missing (multipart field 'file' with a zip)")
-        return await upload.read()
-    raw = await request.body()
-    if limit is not None and len(raw) > limit:
-        raise ApiError(413, "REQUEST_TOO_LARGE", f"body of {len(raw)} bytes > {limit}")
+        data = await upload.read()
+        if len(data) > limit:
+            raise ApiError(413, "REQUEST_TOO_LARGE", f"file: {len(data)} bytes > {limit}")
+        return data
     if not raw:
         return {}
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise ApiError(400, "REQUEST_INVALID", "the body is JSON nested too deeply to read") from None
     except ValueError as error:
         raise ApiError(400, "REQUEST_INVALID", f"the body is not JSON ({error})") from None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "REQUEST_TOO_LARGE", f"body of {declared} bytes > {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:  # stop reading here: the rest is never taken in
+                raise ApiError(413, "REQUEST_TOO_LARGE", f"body of more than {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise ApiError(400, "REQUEST_INVALID", "the client went away before the body ended") from None
+    return b"".join(chunks)
 
 
 def _after(request: Request) -> int:

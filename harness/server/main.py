@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.reference.gate import READING_BODY
 from harness.reference.lifecycle import EngineSetup
+from harness.reference.processes import DEFAULT_OUTPUT_LIMIT, OutputLimits
 from harness.server.service import MAX_REPLY_BYTES, JobService, ServiceConfig
 
 
@@ -32,6 +33,16 @@ class ServeOptions:
     test_hooks: bool = False
     turn_timeout_sec: float = 120.0
     max_reply_bytes: int = MAX_REPLY_BYTES
+    max_turn_output_bytes: int = DEFAULT_OUTPUT_LIMIT
+
+    def __post_init__(self) -> None:
+        # The command line checks these as it parses; a caller building options in code gets the same.
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"--port: {self.port}: a port is 0 (any free port) to 65535")
+        if self.slots < 1:
+            raise ValueError(f"--slots: {self.slots}: must be at least 1")
+        if not self.turn_timeout_sec > 0:
+            raise ValueError(f"--turn-timeout: {self.turn_timeout_sec}: must be more than 0 seconds")
 
 
 def check_host(host: str, allow_remote: bool) -> None:
@@ -63,7 +74,12 @@ def build_service(options: ServeOptions) -> JobService:
         env["TURNGATE_CALL_LOG"] = str(options.call_log.resolve())
     config = ServiceConfig(
         data_dir=data,
-        engines=EngineSetup(bin_dir=bin_dir.resolve(), env=env, turn_timeout_sec=options.turn_timeout_sec),
+        engines=EngineSetup(
+            bin_dir=bin_dir.resolve(),
+            env=env,
+            turn_timeout_sec=options.turn_timeout_sec,
+            output_limits=OutputLimits(options.max_turn_output_bytes),
+        ),
         slots=options.slots,
         soft_completion_reading=options.reading,
         test_hooks=options.test_hooks,

@@ -9,13 +9,12 @@ request changes nothing.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
+import os
 import shutil
 import threading
-import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
 
@@ -33,9 +32,16 @@ from harness.reference.lifecycle import (
 from harness.reference.profiles import ProfileKind
 from harness.reference.skill import Skill, SkillPackageError, load_skill, skill_md_name
 from harness.reference.store import RunRecord, Store
+from harness.server.archives import ArchiveLimits, unpack, write_into
+from harness.server.errors import ApiError
+from harness.server.values import check_request_values
 
 MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
 MAX_REPLY_BYTES: Final = 64 * 1024
+MAX_JOB_BYTES: Final = 1024 * 1024
+# The largest wait a client may ask for (about 31 years): anything above is a mistake, not a wish.
+MAX_SESSION_TIMEOUT_SEC: Final = 10**9
+MAX_TURN_TIMEOUT_SEC: Final = 86400
 
 # Runtime options of HTTP_API.md, plus turngate's own (prefixed) for its reference server.
 RUNTIME_OPTIONS: Final = frozenset(
@@ -46,24 +52,12 @@ RUNTIME_OPTIONS: Final = frozenset(
         "session_timeout_sec",
         "turngate_profile",
         "turngate_gemini_output_format",
+        "turngate_turn_timeout_sec",
     }
 )
 SETTLED_STATES: Final = TERMINAL_STATES | {"waiting_user"}
 PROFILES: Final = ("resumable", "sticky_process")
 GEMINI_FORMATS: Final = ("json", "stream-json")
-
-
-class ApiError(Exception):
-    """A refused request: HTTP status, stable code, and what was wrong."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +69,8 @@ class ServiceConfig:
     test_hooks: bool = False  # the manual clock, restart and internals under /v1/_turngate/
     max_reply_bytes: int = MAX_REPLY_BYTES
     max_package_bytes: int = MAX_PACKAGE_BYTES
+    max_job_bytes: int = MAX_JOB_BYTES
+    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
 
 
 class JobService:
@@ -87,7 +83,6 @@ class JobService:
         self._skills_dir = config.data_dir / "skills"
         self._skills_dir.mkdir(exist_ok=True)
         self._lock = threading.Lock()
-        self._idempotent: dict[tuple[str, str], dict[str, Any]] = {}
         self._store, self._orchestrator = self._open()
 
     def _open(self) -> tuple[Store, Orchestrator]:
@@ -121,23 +116,23 @@ class JobService:
                 413, "PACKAGE_TOO_LARGE", f"{len(archive)} bytes > {self.config.max_package_bytes}"
             )
         version = hashlib.sha256(archive).hexdigest()[:16]
-        name, files = _unzip(archive)
+        name, files = _package_files(archive, self.config.archive_limits)
         target = self._skills_dir / name / version
         if not (target / "SKILL.md").exists():
             staging = self._skills_dir / name / f".{version}.partial"
             shutil.rmtree(staging, ignore_errors=True)
-            for relative, content in files.items():
-                path = staging / relative
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
             try:
+                write_into(staging, files)
                 skill = load_skill_as(staging, name)
+                if skill.name != name:  # load_skill_as checks; kept for the type checker's benefit
+                    raise ApiError(400, "SKILL_NAME_MISMATCH", f"{skill.name!r} != {name!r}")
+                staging.rename(target)
             except SkillPackageError as problem:
+                raise ApiError(400, problem.code, _package_problem(problem, staging)) from None
+            finally:
+                # Nothing half-written stays: a refused package leaves no staging folder behind.
                 shutil.rmtree(staging, ignore_errors=True)
-                raise ApiError(400, problem.code, str(problem)) from None
-            if skill.name != name:  # load_skill_as checks; kept for the type checker's benefit
-                raise ApiError(400, "SKILL_NAME_MISMATCH", f"{skill.name!r} != {name!r}")
-            staging.rename(target)
+                shutil.rmtree(staging.parent / ".by-name" / staging.name, ignore_errors=True)
         with self._lock:
             (self._skills_dir / name / "current").write_text(version, encoding="utf-8")
         return {"status": "installed", "skill_id": name, "version": version}
@@ -164,6 +159,7 @@ class JobService:
     def _run_request(self, body: object) -> RunRequest:
         if not isinstance(body, Mapping):
             raise ApiError(400, "REQUEST_INVALID", "the body must be a JSON object")
+        check_request_values(body)
         known = {"skill_id", "engine", "input", "parameter", "model", "runtime_options"}
         unknown = sorted(set(body) - known)
         if unknown:
@@ -191,14 +187,31 @@ class JobService:
         if not isinstance(strict, bool):
             raise _invalid_option("interactive_require_user_reply", strict, "must be true or false")
         timeout = options.get("session_timeout_sec", 1200)
-        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
-            raise _invalid_option("session_timeout_sec", timeout, "must be an integer >= 1")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int)
+            or not 1 <= timeout <= MAX_SESSION_TIMEOUT_SEC
+        ):
+            raise _invalid_option(
+                "session_timeout_sec", timeout, f"must be an integer from 1 to {MAX_SESSION_TIMEOUT_SEC}"
+            )
         profile = options.get("turngate_profile")
         if profile is not None and profile not in PROFILES:
             raise _invalid_option("turngate_profile", profile, f"one of {', '.join(PROFILES)}")
         output_format = options.get("turngate_gemini_output_format")
         if output_format is not None and output_format not in GEMINI_FORMATS:
             raise _invalid_option("turngate_gemini_output_format", output_format, "json or stream-json")
+        turn_timeout = options.get("turngate_turn_timeout_sec")
+        if turn_timeout is not None and (
+            isinstance(turn_timeout, bool)
+            or not isinstance(turn_timeout, int | float)
+            or not 0 < turn_timeout <= MAX_TURN_TIMEOUT_SEC
+        ):
+            raise _invalid_option(
+                "turngate_turn_timeout_sec",
+                turn_timeout,
+                f"a number of seconds in (0, {MAX_TURN_TIMEOUT_SEC}]",
+            )
         return RunRequest(
             skill=skill,
             engine=str(engine),
@@ -210,6 +223,7 @@ class JobService:
             session_timeout_sec=timeout,
             model=model,
             gemini_output_format=output_format,
+            turn_timeout_sec=None if turn_timeout is None else float(turn_timeout),
         )
 
     def status(self, job_id: str) -> dict[str, Any]:
@@ -246,6 +260,7 @@ class JobService:
             raise ApiError(400, "REQUEST_INVALID", f"interaction_id: {interaction_id!r}: must be an integer")
         if "response" not in body:
             raise ApiError(400, "REQUEST_INVALID", "response: missing")
+        check_request_values(body)
         response = body["response"]
         # Free text, or any JSON value (a structured answer to a choice), given to the engine as JSON.
         text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
@@ -253,9 +268,8 @@ class JobService:
         if key is not None and not isinstance(key, str):
             raise ApiError(400, "REQUEST_INVALID", f"idempotency_key: {key!r}: must be a string")
         with self._lock:
-            if key is not None and (job_id, key) in self._idempotent:
-                return self._idempotent[(job_id, key)]  # the same answer as the first time, nothing redone
-            outcome = self._orchestrator.reply(job_id, interaction_id, text)
+            # A key already used gets the first answer, nothing redone, across restarts too (the store).
+            outcome = self._orchestrator.reply(job_id, interaction_id, text, idempotency_key=key)
             if not outcome.accepted:
                 raise ApiError(
                     409,
@@ -263,10 +277,7 @@ class JobService:
                     f"interaction_id {interaction_id}: not the pending interaction of a waiting job"
                     f" (status {outcome.status})",
                 )
-            answer = {"request_id": job_id, "status": outcome.status, "accepted": True}
-            if key is not None:
-                self._idempotent[(job_id, key)] = answer
-        return answer
+        return {"request_id": job_id, "status": outcome.status, "accepted": True}
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         self._run(job_id)
@@ -294,12 +305,8 @@ class JobService:
         run = self._run(job_id)
         if len(archive) > self.config.max_package_bytes:
             raise ApiError(413, "UPLOAD_TOO_LARGE", f"{len(archive)} bytes > {self.config.max_package_bytes}")
-        _, files = _unzip(archive, single_folder=False)
-        uploads = Path(run.run_dir) / "uploads"
-        for relative, content in files.items():
-            path = uploads / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
+        files = unpack(archive, self.config.archive_limits)
+        write_into(Path(run.run_dir) / "uploads", files)
         return {"request_id": job_id, "status": run.state, "files": sorted(files)}
 
     def _run(self, job_id: str) -> RunRecord:
@@ -381,26 +388,13 @@ def load_skill_as(folder: Path, name: str) -> Skill:
     return load_skill(alias)
 
 
-def _unzip(archive: bytes, *, single_folder: bool = True) -> tuple[str, dict[str, bytes]]:
+def _package_files(archive: bytes, limits: ArchiveLimits) -> tuple[str, dict[str, bytes]]:
     """The package's folder name and its files by relative path.
 
     A zip of the folder (``greet/SKILL.md``) and a zip of its contents
     (``SKILL.md``, named by SKILL.md's front matter) are both accepted.
-    Absolute paths and ``..`` are refused.
     """
-    try:
-        with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
-            entries = {info.filename: bundle.read(info) for info in bundle.infolist() if not info.is_dir()}
-    except (zipfile.BadZipFile, ValueError) as error:
-        raise ApiError(400, "PACKAGE_INVALID", f"file: not a zip archive ({error})") from None
-    files: dict[str, bytes] = {}
-    for entry, content in entries.items():
-        path = PurePosixPath(entry)
-        if path.is_absolute() or ".." in path.parts:
-            raise ApiError(400, "PACKAGE_INVALID", f"file: entry {entry!r} leaves the package folder")
-        files[path.as_posix()] = content
-    if not single_folder:
-        return "", files
+    files = unpack(archive, limits)
     tops = {PurePosixPath(name).parts[0] for name in files}
     if len(tops) == 1 and all(len(PurePosixPath(name).parts) > 1 for name in files):
         top = tops.pop()
@@ -417,3 +411,16 @@ def _unzip(archive: bytes, *, single_folder: bool = True) -> tuple[str, dict[str
     if not name or name.startswith(".") or "/" in name or name == "current":
         raise ApiError(400, "PACKAGE_INVALID", f"file: skill folder name {name!r} is not usable")
     return name, files
+
+
+def _package_problem(problem: SkillPackageError, staging: Path) -> str:
+    """The problem's one line, naming the file inside the package, never the server's folders."""
+    file = str(problem.file)
+    for root in (staging, staging.parent / ".by-name" / staging.name):
+        for candidate in (root, root.resolve()):
+            try:
+                file = Path(os.path.abspath(problem.file)).relative_to(candidate).as_posix()
+            except ValueError:
+                continue
+    parts = [problem.code, file] + [part for part in (problem.field, problem.value) if part is not None]
+    return ": ".join([*parts, problem.message])

@@ -76,7 +76,9 @@ def test_a_bad_scenario_file_is_one_error_naming_file_field_and_value(
 
 def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
     path = _write(
-        tmp_path, "x/y/z.yaml", GOOD.replace("interactive-run-lifecycle/max-attempt/exceeded-fails", "x/y/z")
+        tmp_path,
+        "x/y/z.yaml",
+        GOOD.replace("id: interactive-run-lifecycle/max-attempt/exceeded-fails", "id: x/y/z"),
     )
     assert [scenario.id for scenario in load_catalog(tmp_path)] == ["x/y/z"]
     with pytest.raises(CatalogError, match="already used by"):

@@ -22,7 +22,7 @@ def test_run_writes_a_complete_report_and_junit(tmp_path: Path, capsys: pytest.C
     code = main(["run", "-k", ONE, "--jobs", "2", "--report-json", str(report), "--junit", str(junit)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "4 passed, 0 failed, 0 non-strict, 0 skipped, 0 errored" in out
+    assert "4 passed, 0 partial, 0 failed, 0 non-strict, 0 skipped, 0 errored" in out
     header, cases, footer = read_report(report)
     assert (header["target"], header["planned"]) == ("reference", 4)
     assert sorted(case["engine"] for case in cases) == ["codex", "gemini", "iflow", "opencode"]
@@ -79,7 +79,7 @@ def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None
         encoding="utf-8"
     )
     bad.write_text(good.replace("max_attempt: 2", "max_attempt: 0"), encoding="utf-8")
-    done = _turngate("run", "--catalog", str(tmp_path))
+    done = _turngate("run", "--no-shipped", "--catalog", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert str(bad) in done.stderr and "skill.max_attempt" in done.stderr and ": 0:" in done.stderr
     assert done.stderr.count("\n") == 1
@@ -95,13 +95,16 @@ def test_a_failing_case_makes_the_run_fail(tmp_path: Path, capsys: pytest.Captur
         good.replace("error_code: INTERACTIVE_MAX_ATTEMPT_EXCEEDED", "error_code: NOPE"), encoding="utf-8"
     )
     report = tmp_path / "r.jsonl"
-    code = main(
-        ["run", "--catalog", str(tmp_path), "--engine", "iflow", "--jobs", "1", "--report-json", str(report)]
-    )
+    only_mine = ["--no-shipped", "--catalog", str(tmp_path)]
+    code = main(["run", *only_mine, "--engine", "iflow", "--jobs", "1", "--report-json", str(report)])
     assert code == 1
     _, (case,), footer = read_report(report)
     assert case["outcome"] == "failed" and footer["counts"]["failed"] == 1
+    # The difference, and the spec's words that make it a failure.
     assert case["message"] == (
-        "step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'"
+        "[failed] step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'\n"
+        "    backed by MUST interactive-run-lifecycle/max-attempt/exceeded-fails#and1 "
+        "(001_af4670374c42ecdf.txt: 超过最大回合数触发失败): "
+        "- **AND** 失败原因 MUST 包含 `INTERACTIVE_MAX_ATTEMPT_EXCEEDED`"
     )
     assert json.loads(json.dumps(case["record"]))["steps"][1]["observation"]["state"] == "failed"

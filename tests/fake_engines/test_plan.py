@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_engines.plan import Crash, Hang, Pause, Stop, Write, render_turn
+from fake_engines.plan import Crash, Detach, Hang, Pause, Stop, Write, render_turn
 
 
 class LinesFormat:
@@ -53,6 +53,11 @@ def test_crash_and_hang_end_the_turn_without_its_end_line() -> None:
     assert crashed[-1] == Crash(3, None) and Write(1, b"end completed\n") not in crashed
     hung = render_turn(turn({"hang": True}, {"say": ["b"]}), LinesFormat())
     assert hung == [Write(1, b"begin\n"), Hang()]
+
+
+def test_detach_starts_its_descendant_where_it_stands_and_the_turn_goes_on() -> None:
+    operations = render_turn(turn({"detach": 20.0}, {"say": ["a"]}), LinesFormat())
+    assert operations == [Write(1, b"begin\n"), Detach(20.0), Write(1, b"a\n"), Write(1, b"end completed\n")]
 
 
 def test_raw_and_stderr_steps_bypass_the_format() -> None:

@@ -78,6 +78,10 @@ def observed_step(
     seen = asdict(observation)
     extra = seen.pop("extra")
     seen["decisions"] = [_decision(decision) for decision in extra.get("decisions", ())]
+    # What the target cannot show, for the verdict (unverified); absent when it shows everything.
+    unseen = sorted({*extra.get("unobservable", ()), *(["pending"] if extra.get("pending_unknown") else [])})
+    if unseen:
+        seen["unobservable"] = unseen
     step: dict[str, Any] = {
         "index": index,
         "action": action,

@@ -15,7 +15,7 @@ import yaml
 from fake_engines.install import install
 from harness.cli import main
 from harness.drift.capture import load_capture
-from harness.drift.record import SCRUB_PATTERNS, scrub
+from harness.drift.engine_recording import SCRUB_PATTERNS, scrub
 from harness.drift.replay import replay
 
 

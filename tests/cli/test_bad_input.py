@@ -1,0 +1,75 @@
+"""Each bad input of issue #14: one line on stderr naming the option and value, exit 2, before any case.
+
+The lead's closing note has a table of these; each row is one parameter here.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import ONE, Turngate
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--junit", "no-such-folder/junit.xml"], "--junit: no-such-folder/junit.xml: the folder"),
+        (["run", "--report-json", "no-such-folder/r.jsonl"], "--report-json: no-such-folder/r.jsonl"),
+        (["run", "--report-json", ".", "-k", ONE], "--report-json: .: is a folder"),
+        (["run", "--html", "no-such-folder/r.html"], "--html: no-such-folder/r.html: the folder"),
+        (["report", "html", "missing.jsonl", "-o", "r.html"], "report html: missing.jsonl: No such file"),
+        (["run", "--report-json", "-", "--junit", "-"], "only one report can go to standard output"),
+        (["run", "--reading", "bogus"], "--reading: 'bogus': the chosen scenarios know: "),
+        (["run", "--reading", "codex-yolo", "-k", ONE], "no chosen scenario has readings"),
+        (["run", "--jobs", "0"], "--jobs: 0: must be at least 1"),
+        (["run", "--jobs", "-3"], "--jobs: -3: must be at least 1"),
+        (["run", "--jobs", "two"], "--jobs: two: not a whole number"),
+        (["run", "--target", "cmd:/nonexistent"], "--target cmd:/nonexistent: /nonexistent: no such file"),
+        (["run", "--target", "cmd:no-such-program-tg14 --x"], "no-such-program-tg14: not found on PATH"),
+        (["run", "--target", "cmd:true"], "--target cmd:true: "),  # starts, but never shakes hands
+        (["run", "-k", "no/such/*"], "matches no scenario (a word matches anywhere"),
+        (["run", "--catalog", "no-such-folder"], "--catalog: no-such-folder: not a folder"),
+        (["run", "--no-shipped"], "--no-shipped: no --catalog folder given"),
+        (["serve", "--port", "-1"], "--port: -1: a port is 0 (any free port) to 65535"),
+        (["serve", "--port", "65536"], "--port: 65536: a port is 0"),
+        (["serve", "--slots", "0"], "--slots: 0: must be at least 1"),
+        (["serve", "--turn-timeout", "0"], "--turn-timeout: 0: must be more than 0 seconds"),
+        (["drift", "--source", "corpus", "--corpus", "."], "no captures to mutate in the corpus"),
+        (
+            ["drift", "--source", "corpus", "--corpus", "no-such-folder"],
+            "--corpus: no-such-folder: not a folder",
+        ),
+        (["drift", "--json", "no-such-folder/d.jsonl"], "--json: no-such-folder/d.jsonl: the folder"),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_bad_input_is_one_line_and_exit_2(
+    turngate: Turngate, tmp_path: Path, args: list[str], words: str
+) -> None:
+    done = turngate(*args)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_command_target_that_cannot_start_is_one_line_not_a_line_per_case(turngate: Turngate) -> None:
+    crashing = f"cmd:{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'"
+    done = turngate("run", "--target", crashing)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "UNREACHED" not in done.stderr.upper() and "exit" in done.stderr
+
+
+def test_a_word_matches_like_pytest_k_and_a_glob_matches_the_whole_id(turngate: Turngate) -> None:
+    by_word = turngate("list", "-k", "interactive-run-lifecycle").stdout.splitlines()
+    assert by_word and all(line.startswith("interactive-run-lifecycle/") for line in by_word)
+    assert turngate("list", "-k", "MAX-ATTEMPT/EXCEEDED-FAILS").stdout.startswith(ONE)  # case ignored
+    by_glob = turngate("list", "-k", "design/*").stdout.splitlines()
+    assert by_glob and all(line.startswith("design/") for line in by_glob)
+    assert turngate("list", "-k", "max-attempt/*").returncode == 2  # a glob is anchored: no ID starts so

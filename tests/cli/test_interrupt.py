@@ -1,0 +1,52 @@
+"""Ctrl-C keeps the verdict: the report's footer marked interrupted, the JUnit, the summary, exit 130.
+
+A terminal sends SIGINT to the whole foreground process group (the run and its
+pool workers and engines), so the test does the same to a run in a session of
+its own, once a few cases have finished.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from harness.report import read_report
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs: str) -> None:
+    report, junit = tmp_path / "run.jsonl", tmp_path / "junit.xml"
+    command = ["run", "--jobs", jobs, "--report-json", str(report), "--junit", str(junit)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "turngate", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    finished = 0
+    for line in process.stderr:
+        finished += line.startswith("[")
+        if finished == 3:
+            os.killpg(process.pid, signal.SIGINT)
+            break
+    errors = process.stderr.read()
+    out = process.stdout.read()
+    assert process.wait(timeout=120) == 130, out + errors
+    assert "Traceback" not in errors + out
+    header, cases, footer = read_report(report)
+    assert footer["interrupted"] is True and 3 <= len(cases) < header["planned"]
+    assert f"interrupted: {len(cases)} of {header['planned']} cases finished" in out
+    assert f"{len(cases)} passed, 0 partial, 0 failed" in out
+    root = ElementTree.parse(junit).getroot()
+    assert root.get("tests") == str(len(cases))
+    assert {item.get("name"): item.get("value") for item in root.iter("property")}["interrupted"] == "true"

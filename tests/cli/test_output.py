@@ -1,0 +1,181 @@
+"""What a run leaves behind: reports on files or standard output, tables that keep skips apart, JUnit a
+CI server reads, JSON from list and show, progress in a pipe, colour only when wanted, escaped captures.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pexpect
+import pytest
+from rich.console import Console
+
+from harness.catalog import CATALOG_DIR
+from harness.conformance import summary
+from harness.runner import CaseResult
+from tests.cli.conftest import ONE, Turngate
+
+HERE = Path(__file__).resolve().parent
+
+
+def _result(capability: str, outcome: str, message: str = "", engine: str = "codex") -> CaseResult:
+    return CaseResult(
+        f"{capability}/x/{outcome}", engine, None, "MUST", capability, outcome, message, 0.1, None
+    )
+
+
+def _text(results: list[CaseResult]) -> str:
+    out = io.StringIO()
+    Console(file=out, width=200, no_color=True).print(summary(results, 1.0))
+    return out.getvalue()
+
+
+def test_skips_are_neither_oks_nor_misses_and_their_reasons_are_listed() -> None:
+    results = [_result("lifecycle", "passed") for _ in range(9)]
+    results += [_result("lifecycle", "skipped", "target http lacks: clock") for _ in range(6)]
+    results += [_result("lifecycle", "skipped", "target http lacks: restart") for _ in range(2)]
+    results += [
+        _result("design", "failed", "step 1 (start): state: expected 'waiting_user', got 'succeeded'")
+    ]
+    text = _text(results)
+    assert "9/9 ok +8 skipped" in text and "9/17" not in text
+    assert "1 FAIL/1" in text
+    lines = [line.split() for line in text.splitlines()]
+    assert ["6", "target", "http", "lacks:", "clock"] in lines and [
+        "2",
+        "target",
+        "http",
+        "lacks:",
+        "restart",
+    ] in lines
+    assert "9 passed, 0 partial, 1 failed, 0 non-strict, 8 skipped, 0 errored, 0 unreached in 1.0s" in text
+
+
+def test_a_run_that_verified_nothing_says_so_and_exits_5(turngate: Turngate) -> None:
+    target = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'declares_nothing.py'))}"
+    done = turngate("run", "--target", target, "-k", "design/decision-1/", "--engine", "codex")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "nothing verified: all 1 cases were skipped" in done.stdout
+    assert "+1 skipped" in done.stdout and "lacks: events" in done.stdout
+
+
+def test_report_json_dash_is_standard_output_and_the_table_moves_to_stderr(
+    turngate: Turngate, tmp_path: Path
+) -> None:
+    done = turngate("run", "-k", ONE, "--engine", "codex", "--report-json", "-", "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["kind"] for line in lines] == ["header", "case", "footer"]
+    assert "1 passed" in done.stderr and not (tmp_path / "-").exists()
+
+
+def test_junit_has_time_timestamp_totals_and_the_runs_properties(turngate: Turngate, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    done = turngate("run", "-k", ONE, "--junit", str(junit), "--jobs", "1", "--engine", "iflow")
+    assert done.returncode == 0, done.stderr
+    root = ElementTree.parse(junit).getroot()
+    assert root.get("tests") == str(len(root.findall(".//testcase"))) and root.get("failures") == "0"
+    assert root.get("timestamp") and float(root.get("time", "-1")) >= 0
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("timestamp") and suite.get("time") is not None
+    properties = {item.get("name"): item.get("value") for item in suite.iter("property")}
+    assert properties["target"] == "reference" and properties["engines"] == "iflow"
+    assert properties["interrupted"] == "false" and properties["turngate_version"]
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    for args in (["list"], ["list", "--json"], ["show", ONE]):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "turngate", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # `| head` that has read enough: no reader is left
+        errors = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 141, errors
+        assert errors == ""
+
+
+def test_list_and_show_as_json(turngate: Turngate) -> None:
+    listed = json.loads(turngate("list", "--json").stdout)
+    assert len(listed) == len(list(CATALOG_DIR.rglob("*.yaml")))
+    first = next(item for item in listed if item["id"] == ONE)
+    assert first["level"] == "MUST" and "codex" in first["engines"] and first["source"]["quote"]
+    shown = json.loads(turngate("show", ONE, "--json").stdout)
+    assert shown["id"] == ONE and shown["scenario"]["id"] == ONE and shown["scenario"]["steps"]
+
+
+def test_catalog_adds_a_users_folder_beside_the_shipped_one(turngate: Turngate, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    text = (CATALOG_DIR / f"{ONE}.yaml").read_text(encoding="utf-8")
+    copy = mine / "my-team/max-attempt/copy.yaml"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(text.replace(f"id: {ONE}", "id: my-team/max-attempt/copy"), encoding="utf-8")
+    listed = [item["id"] for item in json.loads(turngate("list", "--json", "--catalog", str(mine)).stdout)]
+    assert "my-team/max-attempt/copy" in listed and ONE in listed
+    alone = turngate("list", "--catalog", str(mine), "--no-shipped").stdout.split()
+    assert alone[0] == "my-team/max-attempt/copy" and ONE not in alone
+    twice = mine / f"{ONE}.yaml"
+    twice.parent.mkdir(parents=True)
+    twice.write_text(text, encoding="utf-8")
+    done = turngate("list", "--catalog", str(mine))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert str(twice) in done.stderr and "already used by" in done.stderr and "--no-shipped" in done.stderr
+
+
+def test_progress_is_a_line_per_case_off_a_terminal(turngate: Turngate) -> None:
+    done = turngate("run", "-k", ONE, "--jobs", "2")
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 4 and progress[-1].startswith("[4/4] passed  " + ONE), done.stderr
+    assert "\x1b" not in done.stderr + done.stdout
+
+
+def test_drift_shows_progress_per_capture(turngate: Turngate) -> None:
+    done = turngate("drift", "--source", "corpus", "--engine", "iflow", "--mutator", "glue-noise")
+    captures = len(list((CATALOG_DIR.parent / "corpus" / "iflow").glob("*/capture.yaml")))
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == captures and progress[-1].startswith(f"[{captures}/{captures}] ")
+    assert "mutations" in progress[0]
+
+
+@pytest.mark.pty
+@pytest.mark.parametrize("no_color", [False, True])
+def test_colour_on_a_terminal_unless_no_color(tmp_path: Path, no_color: bool) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    env.update({"TERM": "xterm-256color", "COLUMNS": "160", **({"NO_COLOR": "1"} if no_color else {})})
+    child = pexpect.spawn(
+        sys.executable, ["-m", "turngate", "run", "-k", ONE, "--engine", "codex"], cwd=str(tmp_path), env=env
+    )
+    child.expect(pexpect.EOF, timeout=120)
+    child.close()
+    screen = child.before.decode()
+    assert child.exitstatus == 0, screen
+    green = "\x1b[32m"  # rich's style for an all-ok cell
+    assert (green in screen) is not no_color, screen
+
+
+def test_a_captures_control_characters_are_escaped_when_printed(turngate: Turngate, tmp_path: Path) -> None:
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred"
+    lines = [
+        {"type": "thread.started", "thread_id": "t-1"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": hostile}},
+        {"type": "turn.completed", "usage": {}},
+    ]
+    stdout = tmp_path / "out.ndjson"
+    stdout.write_bytes(
+        ("\n".join(json.dumps(line) for line in lines) + "\n" + hostile + " raw noise\n").encode()
+    )
+    done = turngate("replay", str(stdout), "--engine", "codex")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b]0;pwned\\x07" in done.stdout and "\\x1b[31mred" in done.stdout

@@ -1,0 +1,255 @@
+"""The verdict: every difference, each with its authority; severities; unverified; conventions; re-judging."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.catalog import CATALOG_DIR, CatalogError, load_catalog
+from harness.cli import main
+from harness.report import read_report
+from harness.verdict import Checks, judge
+
+WAITING = "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#then"
+PENDING = "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#and1"
+SOFT_SHOULD = "interactive-engine-turn-protocol/completion-by-mode/interactive-soft-evidence#then"
+ENRICH_MAY = "design/decision-4/ask-user-optional-enrichment#1"
+HISTORY = "interactive-run-lifecycle/interaction-history/ask-reply-recorded#then"
+SOFT_WARNING = "interactive-run-lifecycle/completion-gate-by-mode/interactive-soft-success#and1"
+
+
+def observed(action: str = "start", calls: list[dict[str, Any]] | None = None, **seen: Any) -> dict[str, Any]:
+    observation = {
+        "state": "waiting_user",
+        "error_code": None,
+        "warnings": [],
+        "reason_code": "WAITING_FOR_USER",
+        "data": None,
+        "pending": {"interaction_id": 1, "kind": "open_text", "prompt": "Which style?"},
+        "attempts": 1,
+        "history": [],
+        "events": [],
+        "slot_held": None,
+        "patch": None,
+    }
+    observation.update(seen)
+    return {
+        "action": action,
+        "observation": observation,
+        "reply": None,
+        "calls": calls or [],
+        "engine": "codex",
+    }
+
+
+def checks(expect: dict[str, Any], by: dict[str, str], step_by: dict[str, str] | None = None) -> Checks:
+    return Checks("x/y/z", (expect,), ("start",), by, (step_by or {},), {}, None)
+
+
+def test_every_difference_of_a_step_is_reported_each_with_its_authority() -> None:
+    verdict = judge(
+        checks(
+            {"state": "waiting_user", "reason_code": "WAITING_FOR_USER", "pending": {"interaction_id": 1}},
+            {"state": WAITING, "reason_code": "convention", "pending": PENDING},
+        ),
+        [observed(state="failed", reason_code="ENGINE_FAILED", pending=None)],
+    )
+    assert verdict.outcome == "failed"
+    assert [(item.key, item.severity, item.authority) for item in verdict.differences] == [
+        ("state", "failed", WAITING),
+        ("reason_code", "informational", "convention"),
+        ("pending", "failed", PENDING),
+    ]
+    state = verdict.differences[0]
+    assert state.level == "MUST" and "`waiting_user`" in (state.quote or "")
+    assert "backed by MUST" in verdict.message and "got 'failed'" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("authority", "severity", "outcome"),
+    [
+        (WAITING, "failed", "failed"),
+        (SOFT_SHOULD, "non-strict", "non-strict"),
+        (ENRICH_MAY, "informational", "passed"),
+        ("convention", "informational", "passed"),
+        ("reference", "reference", "passed"),
+    ],
+)
+def test_the_authority_decides_the_severity(authority: str, severity: str, outcome: str) -> None:
+    verdict = judge(checks({"state": "succeeded"}, {"state": authority}), [observed()])
+    assert [item.severity for item in verdict.differences] == [severity]
+    assert verdict.outcome == outcome
+
+
+def test_a_convention_fails_only_when_its_set_is_enforced() -> None:
+    case = checks(
+        {"reason_code": "DONE_MARKER_FOUND", "events": {"includes": ["user.input.replied"]}},
+        {"reason_code": "convention", "events": "convention"},
+    )
+    step = observed(
+        reason_code="DONE_SIGNAL_FOUND", events=[{"type": "interaction.reply.accepted", "data": {}}]
+    )
+    relaxed = judge(case, [step])
+    assert relaxed.outcome == "passed"
+    assert {item.severity for item in relaxed.differences} == {"informational"}
+    assert all(item.note == "as in convention set skill-runner" for item in relaxed.differences)
+    assert judge(case, [step], conventions="skill-runner").differences == ()
+    enforced = judge(case, [step], conventions="turngate")
+    assert enforced.outcome == "failed" and len(enforced.differences) == 2
+
+
+def test_what_the_target_cannot_show_is_unverified_and_the_case_partial() -> None:
+    case = checks(
+        {"state": "waiting_user", "history": [{"interaction_id": 1}]}, {"state": WAITING, "history": HISTORY}
+    )
+    verdict = judge(case, [observed(history=None)])
+    assert verdict.outcome == "partial"
+    (item,) = verdict.differences
+    assert (item.key, item.severity, item.level) == ("history", "unverified", "MUST")
+    assert "does not show history" in item.note
+    # An explicit list of what a target cannot show works for fields where None is a value.
+    step = observed()
+    step["observation"]["unobservable"] = ["reason_code"]
+    shown = judge(checks({"reason_code": "X"}, {"reason_code": "convention"}), [step])
+    assert shown.outcome == "passed" and shown.differences[0].severity == "unverified"
+
+
+def test_a_failure_wins_over_unverified_checks() -> None:
+    case = checks({"state": "succeeded", "history": []}, {"state": WAITING, "history": HISTORY})
+    assert judge(case, [observed(history=None)]).outcome == "failed"
+
+
+def test_warnings_the_spec_requires_must_be_there_and_extra_ones_are_a_convention() -> None:
+    case = checks({"warnings": ["INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER"]}, {"warnings": SOFT_WARNING})
+    extra = judge(
+        case, [observed(warnings=["INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER", "OUTPUT_REPAIRED_GENERIC"])]
+    )
+    assert extra.outcome == "passed"
+    assert [(item.key, item.severity) for item in extra.differences] == [("warnings.exact", "informational")]
+    missing = judge(case, [observed(warnings=["OUTPUT_REPAIRED_GENERIC"])])
+    assert [(item.key, item.severity) for item in missing.differences] == [("warnings", "failed")]
+
+
+def test_pending_enrichment_may_carry_more_than_expected() -> None:
+    case = checks(
+        {"pending": {"interaction_id": 1, "context": {"draft": "Hello"}}},
+        {"pending": PENDING, "pending.context": ENRICH_MAY, "pending.interaction_id": PENDING},
+    )
+    richer = {"interaction_id": 1, "kind": "open_text", "context": {"draft": "Hello", "turn": 1}}
+    assert judge(case, [observed(pending=richer)]).differences == ()
+    poorer = judge(case, [observed(pending={"interaction_id": 2, "context": {}})])
+    assert [(item.key, item.severity) for item in poorer.differences] == [
+        ("pending.interaction_id", "failed"),
+        ("pending.context", "informational"),
+    ]
+
+
+def test_either_automatic_flag_satisfies_contains_any() -> None:
+    run = [{"action": "run", "argv": ["codex", "exec", "--yolo", "--json"]}]
+    case = checks(
+        {"argv": [{"attempt": 1, "contains_any": ["--full-auto", "--yolo"]}]},
+        {"argv": "interactive-engine-turn-protocol/adapter-cli-command/codex-auto#then"},
+    )
+    assert judge(case, [observed(calls=run)]).outcome == "passed"
+    bare = [{"action": "run", "argv": ["codex", "exec", "--json"]}]
+    assert judge(case, [observed(calls=bare)]).outcome == "failed"
+    assert judge(case, [{**observed(), "calls": None}]).differences[0].severity == "unverified"
+
+
+def test_the_catalog_refuses_a_check_with_no_authority(tmp_path: Path) -> None:
+    source = CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    target = tmp_path / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    target.parent.mkdir(parents=True)
+    text = source.read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.startswith("  error_code: "))
+    target.write_text(text.replace(line + "\n", ""), encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"steps\[1\]\.expect\.error_code: .*no authority"):
+        load_catalog(tmp_path)
+    target.write_text(text.replace(line, "  error_code: no/such#sentence"), encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"by\.error_code: 'no/such#sentence': no such sentence"):
+        load_catalog(tmp_path)
+
+
+def test_every_cited_sentence_check_holds_on_the_catalog() -> None:
+    for scenario in load_catalog():
+        assert (
+            scenario.checks().to_json()
+            == Checks.from_json(json.loads(json.dumps(scenario.checks().to_json()))).to_json()
+        )
+
+
+def test_report_judge_reproduces_a_saved_run_and_judges_under_other_conventions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, again = tmp_path / "run.jsonl", tmp_path / "again.jsonl"
+    pattern = "interactive-decision-policy/evidence-priority/*"
+    assert (
+        main(["run", "-k", pattern, "--engine", "gemini", "--jobs", "1", "--report-json", str(report)]) == 0
+    )
+    assert main(["report", "judge", str(report), "-o", str(again)]) == 0
+    _, first, _ = read_report(report)
+    _, second, _ = read_report(again)
+    keep = ("scenario_id", "engine", "outcome", "message", "differences", "reading")
+    assert [{k: case[k] for k in keep} for case in first] == [{k: case[k] for k in keep} for case in second]
+    capsys.readouterr()
+    assert main(["report", "judge", str(report), "--conventions", "skill-runner"]) == 1
+    out = capsys.readouterr().out
+    assert "DONE_SIGNAL_FOUND" in out and "convention set skill-runner enforced" in out
+    assert main(["report", "judge", str(report), "--conventions", "nope"]) == 2
+
+
+def test_a_reading_cites_its_own_words() -> None:
+    (scenario,) = [s for s in load_catalog() if s.id == "design/decision-4.1/soft-completion-ask-user"]
+    step = observed(state="succeeded", pending=None)
+    heading = judge(scenario.checks(), [step], reading="decision-4.1-heading")
+    state = next(item for item in heading.differences if item.key == "state")
+    assert state.authority == "design/decision-4.1/soft-completion-ask-user#1"
+    assert "soft completion MUST exclude ask_user-signaled turns" in (state.quote or "")
+    body = judge(scenario.checks(), [observed(state="waiting_user")])
+    assert next(item for item in body.differences if item.key == "state").authority.endswith("#2")
+
+
+def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
+    from harness.connectors.base import Observation
+    from harness.decision_record import Placeholders, observed_step
+
+    seen = Observation(
+        "waiting_user", None, (), None, None, None, None, history=None, extra={"pending_unknown": True}
+    )
+    step = {
+        **observed_step(0, "start", None, seen, None, None, [], Placeholders("/nowhere")),
+        "engine": "gemini",
+    }
+    assert step["observation"]["unobservable"] == ["pending"]
+    case = checks(
+        {"pending": {"interaction_id": 1}, "attempts": 1, "history": []},
+        {"pending": PENDING, "attempts": "reference", "history": HISTORY},
+    )
+    verdict = judge(case, [step])
+    assert verdict.outcome == "partial"
+    assert [(item.key, item.severity) for item in verdict.differences] == [
+        ("pending", "unverified"),
+        ("attempts", "unverified"),
+        ("history", "unverified"),
+    ]
+
+
+def test_the_spec_names_the_policy_field_not_its_values() -> None:
+    policy = "interactive-decision-policy/default-decision-policy/pending-has-policy#then"
+    case = checks(
+        {
+            "pending": {"default_decision_policy": "engine_judgement"},
+            "pending_fields": ["default_decision_policy"],
+        },
+        {"pending": PENDING, "pending.default_decision_policy": "convention", "pending_fields": policy},
+    )
+    other = judge(case, [observed(pending={"interaction_id": 1, "default_decision_policy": "first_option"})])
+    assert other.outcome == "passed"
+    assert [(item.key, item.severity) for item in other.differences] == [
+        ("pending.default_decision_policy", "informational")
+    ]
+    none = judge(case, [observed(pending={"interaction_id": 1})])
+    assert ("pending_fields", "failed") in [(item.key, item.severity) for item in none.differences]
