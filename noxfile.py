@@ -68,3 +68,10 @@ def verify_server(session: nox.Session) -> None:
         "--report-json", "server-run.jsonl", "--junit", "server-junit.xml",
         success_codes=[0, 1],  # failed cases are the report's business, not the session's
     )  # fmt: skip
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzzing: 10^5 mutated corpus streams per engine (`-- --streams N`); figures to fuzz-results.json."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.fuzz", "--out", "fuzz-results.json", *session.posargs)

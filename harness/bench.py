@@ -8,7 +8,12 @@ catalog against the reference orchestrator (goal: at most 20 s on 2 cores); the
 peak RSS of `turngate serve` while an engine floods 1 GiB without ending its
 turn (goal: at most 200 MB); the
 done-marker detector's and the readers' MB/s, and a 50 MB codex replay against
-a 10 MB one (goal: at least 100 MB/s for the detector, linear time).
+a 10 MB one (goal: at least 100 MB/s for the detector, linear time); and the
+hostile shapes of issue 15 (deep nesting, brackets, fence lines, dense flow
+hints, a huge hint block, gemini output dense in braces, lines of ``a``, and
+plain NDJSON) each through the whole gate, read to decision: MB/s (goal 20,
+50 for plain NDJSON) and peak memory over the input (goal 3, tracemalloc),
+with json.loads of every NDJSON line as this machine's ceiling for a reader.
 """
 
 from __future__ import annotations
@@ -190,6 +195,122 @@ def stream_throughput() -> dict[str, Any]:
     }
 
 
+# The adversarial shapes of issue 15, each delivered the way an engine would print it, and
+# the goal for each: MB/s through the whole gate (read, detect, hint, output check, decision).
+ADVERSARIAL_GOAL_MB_S = 20
+PLAIN_GOAL_MB_S = 50
+MEMORY_GOAL_RATIO = 3
+
+
+def _repeat(unit: str, megabytes: float) -> str:
+    return unit * max(1, int(megabytes * 1_000_000 / len(unit)))
+
+
+def adversarial_shapes(megabytes: float) -> dict[str, tuple[str, bytes, float]]:
+    """name -> (engine, stdout, goal MB/s); the reply shapes are iflow replies (stdout is the reply)."""
+    half = max(1, int(megabytes * 1_000_000 / 10))
+    shapes = {
+        'deep nesting {"a": ... }': ("iflow", ('{"a":' * half + "1" + "}" * half).encode(), 0),
+        "brackets [[[[": ("iflow", _repeat("[", megabytes).encode(), 0),
+        "fence lines ```x": ("iflow", _repeat("```x\n", megabytes).encode(), 0),
+        "flow hints ask_user: {a: b}": ("iflow", _repeat("ask_user: {a: b}\n", megabytes).encode(), 0),
+        "ask_user block, huge prompt": (
+            "iflow",
+            (
+                "<ASK_USER_YAML>\nask_user: {prompt: '"
+                + "p" * int(megabytes * 1_000_000)
+                + "'}\n</ASK_USER_YAML>"
+            ).encode(),
+            0,
+        ),
+        "gemini dense {": ("gemini", _repeat("{", megabytes).encode(), 0),
+        'gemini dense {"a":x': ("gemini", _repeat('{"a":x', megabytes).encode(), 0),
+        "lines a\\n (reply)": ("iflow", _repeat("a\n", megabytes).encode(), 0),
+        "lines a\\n (codex noise)": ("codex", _repeat("a\n", megabytes).encode(), 0),
+    }
+    # an iflow turn ends with its execution-info block: the shapes are whole, ended turns
+    info = b'\n<Execution Info>\n{"session-id":"session-bench"}\n</Execution Info>\n'
+    named = {
+        name: (engine, data + info if engine == "iflow" else data, float(ADVERSARIAL_GOAL_MB_S))
+        for name, (engine, data, _) in shapes.items()
+    }
+    named["plain NDJSON (codex)"] = ("codex", _codex_stream(megabytes), float(PLAIN_GOAL_MB_S))
+    return named
+
+
+def _whole_gate(engine: str, stdout: bytes) -> Any:
+    from harness.reference.outcome import ProcessEnd
+    from harness.reference.turn import TurnInput, assess
+    from harness.runner import GREETING_SCHEMA
+
+    turn = TurnInput(
+        engine=engine,
+        mode="interactive",
+        attempt_number=1,
+        max_attempt=None,
+        output_schema=GREETING_SCHEMA,
+        needs_session_id=True,
+    )
+    return assess(turn, stdout, b"", ProcessEnd(0, None))
+
+
+def _peak_ratio(engine: str, stdout: bytes) -> float:
+    """Peak Python allocation while the gate runs, over the input's size (tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        _whole_gate(engine, stdout)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / max(1, len(stdout))
+
+
+def adversarial_throughput(megabytes: float) -> dict[str, Any]:
+    """The table of issue 15: each hostile shape through the whole gate, MB/s and peak memory / input."""
+    rows = []
+    for name, (engine, stdout, goal) in adversarial_shapes(megabytes).items():
+        size = len(stdout) / 1_000_000
+        seconds = _best_of(2, lambda: _whole_gate(engine, stdout))  # noqa: B023 (called at once)
+        ratio = _peak_ratio(engine, stdout)
+        decision = _whole_gate(engine, stdout).decision
+        rows.append(
+            {
+                "shape": name,
+                "engine": engine,
+                "mb": round(size, 2),
+                "sec": round(seconds, 3),
+                "mb_per_sec": round(size / seconds, 1),
+                "goal_mb_per_sec": goal,
+                "peak_memory_ratio": round(ratio, 2),
+                "decision": f"{decision.state}/{decision.reason_code}",
+                "meets_goal": size / seconds >= goal and ratio <= MEMORY_GOAL_RATIO,
+            }
+        )
+    # The ceiling on this machine for any reader of NDJSON: json.loads of every line, nothing else.
+    plain = _codex_stream(megabytes)
+    lines = [line for line in plain.split(b"\n") if line]
+    baseline = _best_of(2, lambda: [json.loads(line) for line in lines])
+    return {
+        "rows": rows,
+        "memory_goal_ratio": MEMORY_GOAL_RATIO,
+        "json_loads_every_line_mb_per_sec": round(len(plain) / 1_000_000 / baseline, 1),
+        "meets_goal": all(r["meets_goal"] for r in rows),
+    }
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'shape':<32} {'engine':<8} {'MB':>6} {'MB/s':>8} {'goal':>5} {'mem×':>6}  decision"]
+    for row in rows:
+        lines.append(
+            f"{row['shape']:<32} {row['engine']:<8} {row['mb']:>6} {row['mb_per_sec']:>8} "
+            f"{row['goal_mb_per_sec']:>5.0f} {row['peak_memory_ratio']:>6}  {row['decision']}"
+            + ("" if row["meets_goal"] else "  (below goal)")
+        )
+    return "\n".join(lines)
+
+
 FLOOD_ENGINE = """#!{python} -S
 # A hostile engine for the benchmark: floods stdout with codex lines and never ends its turn.
 import os
@@ -313,7 +434,17 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel cases for the catalog run"
     )
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP catalog runs (minutes)")
+    parser.add_argument(
+        "--adversarial-mb", type=float, default=20.0, help="size of each hostile shape (issue 15 table)"
+    )
+    parser.add_argument("--only-adversarial", action="store_true", help="only the hostile-shape table")
     args = parser.parse_args(argv)
+    if args.only_adversarial:
+        table = adversarial_throughput(args.adversarial_mb)
+        args.out.write_text(json.dumps({"adversarial": table}, indent=2) + "\n", encoding="utf-8")
+        print(render_table(table["rows"]))
+        print(f"json.loads of every NDJSON line alone: {table['json_loads_every_line_mb_per_sec']} MB/s")
+        return 0
     results: dict[str, Any] = {
         "turngate_version": __version__,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -323,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": args.runs,
         "engines": engine_turns(args.runs),
         "streams": stream_throughput(),
+        "adversarial": adversarial_throughput(args.adversarial_mb),
         "conformance_reference": conformance_run(args.jobs),
         "serve_flood_memory": serve_flood_memory(),
     }
@@ -332,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         results["conformance_http"] = http_catalog()
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
+    print(render_table(results["adversarial"]["rows"]))
     return 0
 
 

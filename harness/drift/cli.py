@@ -145,12 +145,12 @@ def _expected(text: str) -> Seen:
 def replay_command(args: argparse.Namespace) -> int:
     from harness.drift.drift import reference_decider, seen_in
     from harness.drift.minimise import lines_of, minimise, scenario_document, write_scenario
-    from harness.drift.replay import as_json, render, replay
+    from harness.drift.replay import as_json, printable, printable_json, render, replay
 
     capture = capture_from_args(args)
     result = replay(capture)
     if args.json:
-        print(json.dumps(as_json(result), ensure_ascii=False, indent=2))  # JSON escapes controls itself
+        print(printable_json(as_json(result)))  # C1, bidi controls, lone surrogates escaped too
     else:
         print(visible(render(result)))  # a capture's escape sequences must not reach the terminal
     reference = seen_in(result)
@@ -158,7 +158,7 @@ def replay_command(args: argparse.Namespace) -> int:
     name, decider = judged or ("reference replay", reference_decider)
     seen = decider(capture) if judged else reference
     if judged:
-        print(f"\n{name} decided: {seen.label()}")
+        print(f"\n{name} decided: {printable(seen.label())}")  # a target's own words
     if args.expect is None:
         return 0
     expected = _expected(args.expect)

@@ -4,6 +4,12 @@ The same functions as the live gate (``turn.assess``), so a replay shows what
 the reference would decide on those bytes; the marker hits in echoes (tool
 output, reasoning, the echoed prompt, noise) are listed too, because those
 are where a drifted format most often fools a gate.
+
+A capture is a misbehaving engine's bytes, and a replay prints them to a
+terminal: every control character (C0, DEL, C1: escape sequences start with
+one), every bidirectional override and every lone surrogate is shown escaped
+(`printable`, `printable_json`), never written raw, so printing can neither
+fail to encode nor drive the terminal.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from harness.drift.capture import Capture
 from harness.readers import (
@@ -26,6 +32,7 @@ from harness.readers import (
     TurnEnd,
     UnknownEvent,
     UserEcho,
+    clean_text,
 )
 from harness.reference.marker import find_markers
 from harness.reference.outcome import ProcessEnd
@@ -179,7 +186,36 @@ def _plain(value: Any) -> Any:
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
+    if isinstance(value, str):
+        return clean_text(value)  # a tool's input may hold a lone surrogate from a JSON escape
     return value
+
+
+# Characters never printed raw: C0 controls but newline and tab, DEL and C1 controls (an
+# escape sequence starts with ESC or CSI), the bidirectional embeddings, overrides and
+# isolates (they reorder what a terminal shows), and lone surrogates (they cannot be encoded).
+_UNPRINTABLE: Final = (
+    *(chr(code) for code in range(0x20) if chr(code) not in "\n\t"),
+    *(chr(code) for code in range(0x7F, 0xA0)),
+    *(chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)),
+    *(chr(code) for code in range(0xD800, 0xE000)),
+)
+_ESCAPED: Final = {
+    ord(char): f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}" for char in _UNPRINTABLE
+}
+_ESCAPED_IN_LINE: Final = {**_ESCAPED, ord("\n"): "\\n", ord("\t"): "\\t"}
+_JSON_ESCAPED: Final = {ord(char): f"\\u{ord(char):04x}" for char in _UNPRINTABLE if ord(char) >= 0x7F}
+
+
+def printable(text: str) -> str:
+    """``text`` for one line of a terminal: newlines, tabs and every unprintable character escaped."""
+    return text.translate(_ESCAPED_IN_LINE)
+
+
+def printable_json(value: Any) -> str:
+    """``value`` as indented JSON that is safe to print: JSON escapes the C0 controls; DEL, C1,
+    bidirectional controls and lone surrogates are escaped here (``\\u…``, still valid JSON)."""
+    return json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_ESCAPED)
 
 
 def render(result: Replay) -> str:
@@ -225,10 +261,10 @@ def render(result: Replay) -> str:
         + (f", error {decision['error_code']}" if decision["error_code"] else "")
         + (f", warnings {', '.join(decision['warnings'])}" if decision["warnings"] else ""),
     ]
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n")
+    text = printable(text[: limit * 8])  # escaped before cutting, so an escape is never cut in two
     return text if len(text) <= limit else text[: limit - 1] + "…"

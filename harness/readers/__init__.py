@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.readers import codex, gemini, iflow, opencode
+from harness.readers._stream import clean_text
 from harness.readers.events import (
     AssistantText,
     EngineError,
@@ -44,6 +45,7 @@ __all__ = [
     "TurnEnd",
     "UnknownEvent",
     "UserEcho",
+    "clean_text",
     "read",
 ]
 

@@ -1,8 +1,12 @@
 """Finding a JSON object anywhere in text (after noise, glued to it mid-line), in linear time.
 
-Every ``{`` is a candidate, tried with ``json.JSONDecoder.raw_decode``; an
-object that decodes but is not the one wanted is skipped as a whole. Two
-things keep the total work linear:
+Every ``{`` that could open an object (a ``{`` followed, after JSON whitespace,
+by ``}`` or by a complete string key, its colon and the first character of a
+value) is a candidate, tried with
+``json.JSONDecoder.raw_decode``; any other ``{`` fails to decode at once, so a
+regular expression skips those at C speed (text dense in ``{`` costs a scan,
+not a decoder call per brace). An object that decodes is skipped as a whole.
+Three things keep the total work linear:
 
 - A failed ``raw_decode`` costs as much as the text before the failure,
   because ``JSONDecodeError`` counts newlines from the start of the string it
@@ -12,17 +16,21 @@ things keep the total work linear:
   re-reading the same text. When decoding from ``p`` fails at ``e``, the
   ``{`` that were open at ``e`` in ``p``'s (valid up to ``e``) structure are
   dropped: their parse shares ``p``'s innermost state at ``e``. When it fails
-  for nesting deeper than the recursion limit, the ``{`` whose own nesting is
-  already deeper than any document's are dropped.
+  for nesting deeper than `MAX_JSON_DEPTH` (checked before decoding, see
+  `_bounded_json`), the ``{`` whose own nesting is already deeper than any
+  wanted object's are dropped.
+- Nothing recurses on the text's nesting: the decoder only runs on windows
+  whose first value is known to nest at most `MAX_JSON_DEPTH` deep.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from harness.readers._bounded_json import MAX_JSON_DEPTH, too_deep
 from harness.readers._stream import JsonObject
 
 _DECODER = json.JSONDecoder()
@@ -30,13 +38,19 @@ _FIRST_WINDOW = 256
 # How far before the end of a window a decoding error may be caused by the cut
 # (a cut "-Infinity", number or \u escape) rather than by the text itself.
 _CUT_MARGIN = 16
-# Depth at which the structure of a candidate that hit the recursion limit is
-# looked at (well below the limit), and the deepest a wanted object may nest.
-_INSPECTED_DEPTH = 500
+# Depth at which the structure of a candidate nested too deeply is looked at (just past
+# the bound), and the deepest a wanted object may nest inside a too-deep structure.
+_INSPECTED_DEPTH = MAX_JSON_DEPTH + 1
 _OBJECT_DEPTH = 64
 
 # The structure of a valid JSON prefix: whole strings (or one cut at the end) and brackets.
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]')
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]', re.DOTALL)
+# A "{" that can open an object: JSON whitespace, then "}", or a whole string key, ":" and
+# the first character of a value (the decoder's: a string, object, array, number, true,
+# false, null, NaN, Infinity, -Infinity). Any other "{" fails to decode right there.
+_CANDIDATE = re.compile(
+    r'\{[ \t\n\r]*(?:\}|"[^"\\]*(?:\\.[^"\\]*)*"[ \t\n\r]*:[ \t\n\r]*["{\[\-0-9tfnNI])', re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,31 +71,81 @@ class _Failure:
 
 def find_object(text: str, wanted: Callable[[JsonObject], bool]) -> Found | None:
     """The first object in ``text`` that decodes and is ``wanted``."""
+    return next((found for found in iter_objects(text) if wanted(found.value)), None)
+
+
+def iter_objects(text: str) -> Iterator[Found]:
+    """Every object that decodes, left to right; the inside of one is not searched again."""
     doomed: set[int] = set()
-    start = text.find("{")
-    while start != -1:
+    candidates = _Candidates(text)
+    start = candidates.next(0)
+    while start >= 0:
         if start in doomed:
-            start = text.find("{", start + 1)
+            start = candidates.next(start + 1)
             continue
         match _decode_at(text, start):
-            case Found() as found if wanted(found.value):
-                return found
-            case Found(end=end):
-                start = text.find("{", end)
+            case Found(end=end) as found:
+                yield found
+                start = candidates.next(end)
             case _Failure(doomed=more):
-                doomed.update(more)
-                start = text.find("{", start + 1)
-    return None
+                # Doomed braces with no other brace between them are passed over with one
+                # find each (a deep structure dooms them by the hundred), not a candidate search;
+                # only those after the last one passed need remembering (the search goes forward).
+                resume = start
+                for brace in more:  # in text order
+                    if brace <= resume:
+                        continue
+                    if text.find("{", resume + 1, brace) != -1:
+                        break
+                    resume = brace
+                doomed.update(brace for brace in more if brace > resume)
+                start = candidates.next(resume + 1)
+
+
+# What follows a candidate's "{" (after JSON whitespace): a quote or "}". The search looks for
+# that character (a plain character set: the pattern engine skips everything else at C
+# speed), so a text dense in "{" but holding none of them costs one scan, not an attempt
+# per brace; the brace before it is checked by hand.
+_AFTER_BRACE = re.compile(r'["}]')
+_JSON_SPACE = " \t\n\r"
+_OPENERS = frozenset("{[")
+_CLOSERS = frozenset("}]")
+_BEFORE_QUOTE = "{" + _JSON_SPACE
+
+
+class _Candidates:
+    """The next candidate at or after a position, for non-decreasing positions (linear overall)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def next(self, position: int) -> int:
+        text = self.text
+        scan = position
+        while (hit := _AFTER_BRACE.search(text, scan)) is not None:
+            brace = hit.start()
+            scan = hit.end()
+            if brace == 0 or text[brace - 1] not in _BEFORE_QUOTE:
+                continue
+            while brace > 0 and text[brace - 1] in _JSON_SPACE:
+                low = max(0, brace - 4096)
+                brace = low + len(text[low:brace].rstrip(_JSON_SPACE))
+            brace -= 1
+            if brace >= position and text[brace] == "{" and _CANDIDATE.match(text, brace) is not None:
+                return brace
+        return -1
 
 
 def _decode_at(text: str, start: int) -> Found | _Failure:
     window = _FIRST_WINDOW
     while True:
         chunk = text[start : start + window]
+        if too_deep(chunk):
+            return _Failure(tuple(start + index for index in _too_deep(chunk)))
         try:
             value, end = _DECODER.raw_decode(chunk)
-        except RecursionError:
-            return _Failure(tuple(start + index for index in _too_deep(chunk)))
+        except RecursionError:  # cannot happen under the bound; a deep caller stack is not the text's fault
+            return _Failure(())
         except json.JSONDecodeError as error:
             near_the_cut = error.pos >= len(chunk) - _CUT_MARGIN
             # an unterminated string is reported where it starts, not where the text ran out
@@ -100,10 +164,7 @@ def _open_braces(chunk: str, failed_at: int) -> list[int]:
 
 
 def _too_deep(chunk: str) -> list[int]:
-    """The ``{`` already nested deeper than any wanted object when the nesting reached ``_INSPECTED_DEPTH``.
-
-    Nothing, if the recursion limit was hit before that depth (a deep caller stack).
-    """
+    """The ``{`` nested deeper than any wanted object when the nesting reached ``_INSPECTED_DEPTH``."""
     stack = _nesting(chunk, len(chunk), depth=_INSPECTED_DEPTH)
     if len(stack) < _INSPECTED_DEPTH:
         return []
@@ -114,11 +175,11 @@ def _nesting(chunk: str, end: int, depth: int | None) -> list[tuple[str, int]]:
     """The open brackets at ``end``, or as soon as ``depth`` of them are open."""
     stack: list[tuple[str, int]] = []
     for token in _STRUCTURE.finditer(chunk, 0, end):
-        match token.group():
-            case "{" | "[" as bracket:
-                stack.append((bracket, token.start()))
-                if len(stack) == depth:
-                    break
-            case "}" | "]" if stack:
-                stack.pop()
+        bracket = token.group()
+        if bracket in _OPENERS:
+            stack.append((bracket, token.start()))
+            if len(stack) == depth:
+                break
+        elif bracket in _CLOSERS and stack:
+            stack.pop()
     return stack

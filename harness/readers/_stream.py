@@ -6,12 +6,12 @@ to the caller, a field of the wrong type is ``None``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from harness.readers import _bounded_json
 from harness.readers.events import Event, JsonValue, RawLine, UnknownEvent
 
 STDOUT = "stdout"
@@ -51,17 +51,19 @@ def raw_lines(data: bytes, stream: str, base_offset: int = 0) -> list[Event]:
 
 def parse_object(line: Line) -> JsonObject | None:
     """The JSON object on this line, or None when the line is anything else."""
-    if not line.data.lstrip().startswith(b"{"):
+    if not line.data.startswith(b"{") and not line.data.lstrip().startswith(b"{"):
         return None
     try:
-        value = json.loads(line.text)
-    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+        value = _bounded_json.loads(line.text)
+    except ValueError:  # NestingTooDeep included: an absurdly deep line is not an event
         return None
     return value if isinstance(value, dict) else None
 
 
 def clean_text(value: str) -> str:
     """``value`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
+    if value.isascii():  # O(1) in CPython: most fields are ASCII and need no search
+        return value
     return _SURROGATE.sub("\ufffd", value)
 
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from harness.readers import _bounded_json
 from harness.readers._stream import (
     STDERR,
     STDOUT,
@@ -119,8 +120,8 @@ def _block_info_events(block: _Block, stream: str) -> list[Event]:
     at = block.body_offset + first_brace
     text = block.body[first_brace:].decode("utf-8", errors="replace")
     try:
-        info, _ = json.JSONDecoder().raw_decode(text)
-    except (ValueError, RecursionError):
+        info, _ = _bounded_json.raw_decode(text)
+    except ValueError:
         info = None
     session_id = str_field(info, "session-id") if isinstance(info, dict) else _loose_session_id(block.body)
     if session_id is not None:
@@ -149,10 +150,11 @@ def _stdout_events(stdout: bytes) -> list[Event]:
     gaps, blocks = _split(stdout)
     banner, gaps[0] = _strip_resuming_banner(gaps[0])
     events: list[Event] = [RawLine(line.text, STDOUT, line.offset) for line in banner]
-    reply = b"".join(gap.data for gap in gaps)
-    if reply:
-        first = next(gap for gap in gaps if gap.data)
-        events.append(AssistantText(reply.decode("utf-8", errors="replace"), STDOUT, first.start))
+    parts = [gap for gap in gaps if gap.data]
+    if parts:
+        # one part (the usual case) is decoded as it is: no joined copy of a long reply
+        reply = parts[0].data if len(parts) == 1 else b"".join(gap.data for gap in parts)
+        events.append(AssistantText(reply.decode("utf-8", errors="replace"), STDOUT, parts[0].start))
     for block in blocks:
         events.extend(_block_events(block, STDOUT))
     # The reply may also take in text after a block; order by where each event starts.

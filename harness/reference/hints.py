@@ -39,12 +39,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import yaml
+
+from harness.readers import _bounded_json
+from harness.readers._stream import clean_text
 
 HintForm = Literal["yaml_block", "yaml_fenced", "yaml_flow", "legacy_json"]
 
@@ -61,6 +65,13 @@ LEGACY_VALUE: Final = '"ask_user"'
 # Bounds on the free-form mappings (ui_hints, context): a hint is small, and the
 # bounds keep alias bombs and absurd nesting from costing more than a glance.
 _MAX_NODES: Final = 10_000
+# A hint is a question for a person. A hint whose source (a block's or fence's body, a
+# whole flow mapping or envelope) is longer than this is malformed and not parsed: the
+# YAML parser is pure Python, and this bounds what one reply can cost it (about 0.1 s).
+# A flow mapping or envelope whose closing bracket is not found within the bound runs,
+# like an unclosed one, to the end of the text.
+MAX_HINT_CHARS: Final = 16_384
+_TOO_LARGE: Final = f"larger than {MAX_HINT_CHARS} characters (not parsed)"
 _MAX_DEPTH: Final = 32
 _REPR_LIMIT: Final = 60
 
@@ -87,27 +98,41 @@ class HintReading:
         return not self.problems
 
 
+@dataclass(frozen=True, slots=True)
+class HintScan:
+    """One pass over a reply: where its hints are, the one that counts (parsed), the text without them.
+
+    The gate asks three questions of one reply (is there a hint, what is the output,
+    what is the prompt); `scan_hints` answers them all in one pass, and
+    `check_output` and `build_pending` take the scan instead of scanning again.
+    """
+
+    count: int  # how many hints (each span cut out of ``stripped``)
+    last: HintReading | None
+    stripped: str
+
+
+def scan_hints(text: str) -> HintScan:
+    """Find every hint, parse only the last (the one that counts), cut every span out."""
+    found = _Scanner(text, segments=True).locate()
+    return HintScan(found.count, found.reading(text, -1) if found.spans else None, found.cut(text))
+
+
 def find_hints(text: str) -> tuple[HintReading, ...]:
     """Every hint in the text, in order, spans disjoint (a hint's inside is not searched again)."""
-    return tuple(_Scanner(text).readings())
+    found = _Scanner(text).locate()
+    return tuple(found.reading(text, index) for index in range(len(found.spans)))
 
 
 def read_hint(text: str) -> HintReading | None:
-    """The hint that counts: the last one in the text, clean or not."""
-    hints = find_hints(text)
-    return hints[-1] if hints else None
+    """The hint that counts: the last one in the text, clean or not. Only that one is parsed."""
+    found = _Scanner(text).locate()
+    return found.reading(text, -1) if found.spans else None
 
 
 def strip_hints(text: str) -> str:
-    """The text with every hint span, clean or malformed, cut out."""
-    pieces: list[str] = []
-    position = 0
-    for hint in find_hints(text):
-        start, end = hint.span
-        pieces.append(text[position:start])
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
+    """The text with every hint span, clean or malformed, cut out. Nothing is parsed."""
+    return _Scanner(text).locate().cut(text)
 
 
 def is_ask_user_envelope(value: object) -> bool:
@@ -140,7 +165,7 @@ def read_payload(form: HintForm, payload: object) -> tuple[Mapping[str, Any], tu
     elif not prompt.strip():
         problems.append("prompt: empty")
     else:
-        fields["prompt"] = prompt
+        fields["prompt"] = clean_text(prompt)
 
     interaction_id = payload.get("interaction_id")
     if interaction_id is not None:
@@ -154,7 +179,7 @@ def read_payload(form: HintForm, payload: object) -> tuple[Mapping[str, Any], tu
         if value is None:
             continue
         if isinstance(value, str):
-            fields[name] = value
+            fields[name] = clean_text(value)
         else:
             problems.append(f"{name}: {_short(value)}: not a string")
 
@@ -181,7 +206,7 @@ def read_payload(form: HintForm, payload: object) -> tuple[Mapping[str, Any], tu
     required = payload.get("required_fields")
     if required is not None:
         if isinstance(required, list) and all(isinstance(item, str) for item in required):
-            fields["required_fields"] = list(required)
+            fields["required_fields"] = [clean_text(item) for item in required]
         else:
             problems.append("required_fields: not a list of strings")
 
@@ -209,7 +234,7 @@ def _read_options(options: object) -> tuple[list[dict[str, Any]], list[str]]:
         elif not _is_scalar(value):
             problems.append(f"{where}.value: not a string, number or boolean")
         if isinstance(label, str) and value is not None and _is_scalar(value):
-            checked.append({"label": label, "value": value})
+            checked.append({"label": clean_text(label), "value": _clean(value)})
     return checked, problems
 
 
@@ -217,6 +242,11 @@ def _is_scalar(value: object) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return isinstance(value, str | int)  # bool is an int
+
+
+def _clean(value: Any) -> Any:
+    """A string with lone surrogates (from a ``\\ud800`` escape) replaced, so it can always be encoded."""
+    return clean_text(value) if isinstance(value, str) else value
 
 
 def _json_copy(value: Mapping[Any, Any]) -> tuple[dict[str, Any], str]:
@@ -229,7 +259,9 @@ def _json_copy(value: Mapping[Any, Any]) -> tuple[dict[str, Any], str]:
             raise _NotJson(f"more than {_MAX_NODES} values")
         if depth > _MAX_DEPTH:
             raise _NotJson(f"nested deeper than {_MAX_DEPTH}")
-        if item is None or isinstance(item, str | bool | int):
+        if isinstance(item, str):
+            return clean_text(item)
+        if item is None or isinstance(item, bool | int):
             return item
         if isinstance(item, float):
             if not math.isfinite(item):
@@ -240,7 +272,7 @@ def _json_copy(value: Mapping[Any, Any]) -> tuple[dict[str, Any], str]:
             for key, inner in item.items():
                 if not isinstance(key, str):
                     raise _NotJson(f"key {_short(key)} is not a string")
-                result[key] = copy(inner, depth + 1)
+                result[clean_text(key)] = copy(inner, depth + 1)
             return result
         if isinstance(item, list):
             return [copy(inner, depth + 1) for inner in item]
@@ -318,10 +350,14 @@ def _parse_flow(span: tuple[int, int], source: str) -> HintReading:
 
 def _parse_legacy(span: tuple[int, int], source: str) -> HintReading:
     try:
-        envelope = json.loads(source)
+        envelope = _bounded_json.loads(source)
+    except _bounded_json.NestingTooDeep:
+        return _malformed(
+            "legacy_json", span, f"broken JSON (nested deeper than {_bounded_json.MAX_JSON_DEPTH} levels)"
+        )
     except json.JSONDecodeError as error:
         return _malformed("legacy_json", span, f"broken JSON at line {error.lineno}")
-    except (ValueError, RecursionError):
+    except ValueError:
         return _malformed("legacy_json", span, "broken JSON")
     if not isinstance(envelope, dict):  # cannot happen for a balanced {…}; kept for safety
         return _malformed("legacy_json", span, "not an object")
@@ -331,6 +367,86 @@ def _parse_legacy(span: tuple[int, int], source: str) -> HintReading:
     if not isinstance(interaction, Mapping):
         return _malformed("legacy_json", span, "interaction: not a mapping")
     return _from_payload("legacy_json", span, interaction)
+
+
+class _Located(NamedTuple):
+    """A hint found but not parsed yet: its span, where its source is, or why it cannot be read."""
+
+    form: HintForm
+    start: int
+    end: int
+    source_start: int
+    source_end: int
+    problem: str | None
+
+
+@dataclass(slots=True)
+class _Found:
+    """Every hint's span, in order; the details of each hint but the simple flow mappings.
+
+    A simple flow mapping (one line ``ask_user: {…}`` with no brackets or quotes) is
+    its span alone: a reply may hold thousands, and only the last is ever parsed. In a
+    scan (`scan_hints`), a run of them can be one *segment*: a span holding several
+    hints, kept with its text already cut (``segments``: index -> (cut text, how many
+    hints, the last one's span)).
+    """
+
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    details: dict[int, _Located] = field(default_factory=dict)
+    segments: dict[int, tuple[str, int, tuple[int, int]]] = field(default_factory=dict)
+
+    def add(self, hint: _Located) -> None:
+        self.details[len(self.spans)] = hint
+        self.spans.append((hint.start, hint.end))
+
+    def add_segment(self, start: int, end: int, cut: str, count: int, last: tuple[int, int]) -> None:
+        self.segments[len(self.spans)] = (cut, count, last)
+        self.spans.append((start, end))
+
+    @property
+    def count(self) -> int:
+        return len(self.spans) + sum(count - 1 for _, count, _ in self.segments.values())
+
+    def reading(self, text: str, index: int) -> HintReading:
+        index %= len(self.spans)
+        hint = self.details.get(index)
+        if hint is None:
+            segment = self.segments.get(index)
+            start, end = self.spans[index] if segment is None else segment[2]
+            hint = _Located("yaml_flow", start, end, start, end, None)
+        return _materialise(text, hint)
+
+    def cut(self, text: str) -> str:
+        """The text with every hint cut out."""
+        if not self.spans:
+            return text
+        pieces: list[str] = []
+        position = 0
+        for index, (start, end) in enumerate(self.spans):
+            pieces.append(text[position:start])
+            segment = self.segments.get(index)
+            if segment is not None:
+                pieces.append(segment[0])
+            position = end
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+
+def _materialise(text: str, hint: _Located) -> HintReading:
+    """The reading of one located hint: parsed here, and only when its source is within the bound."""
+    span = (hint.start, hint.end)
+    if hint.problem is not None:
+        return _malformed(hint.form, span, hint.problem)
+    if hint.source_end - hint.source_start > MAX_HINT_CHARS:
+        return _malformed(hint.form, span, _TOO_LARGE)
+    source = text[hint.source_start : hint.source_end]
+    match hint.form:
+        case "yaml_block" | "yaml_fenced":
+            return _parse_yaml_document(hint.form, span, source)
+        case "yaml_flow":
+            return _parse_flow(span, source)
+        case "legacy_json":
+            return _parse_legacy(span, source)
 
 
 class _Finder:
@@ -353,208 +469,286 @@ class _Finder:
         return self._at
 
 
-class _Scanner:
-    """One left-to-right pass over a text, yielding hints with disjoint spans."""
+# What must follow each form's needle (a flow mapping with no brackets or quotes inside is
+# matched whole, the common case, so most flow hints cost one match).
+_FENCE_REST: Final = re.compile(r"[ \t\r\f\v]*(?:\n|\Z)")
+_FLOW_REST: Final = re.compile(r"[ \t]*\{(?P<simple>[^{}\[\]'\"]*\})?")
+_LEGACY_REST: Final = re.compile(r'[ \t\r\n]*:[ \t\r\n]*"ask_user"')
+# A flow key and a simple mapping; and a flow key whose mapping is not simple (or not closed
+# before the search's end). Both begin with the key, so the search runs at literal speed;
+# whether the key is at a line start is checked per match.
+_SIMPLE_FLOW: Final = re.compile(r"ask_user:[ \t]*\{[^{}\[\]'\"]*\}")
+_FLOW_NOT_SIMPLE: Final = re.compile(r"ask_user:[ \t]*\{(?![^{}\[\]'\"]*\})")
+# A simple flow mapping right after a newline (the newline is matched, so the search runs at
+# literal speed), and a flow key after a newline and line space: where a segment does not apply.
+_SIMPLE_FLOW_LINE: Final = re.compile(r"\nask_user:[ \t]*\{[^{}\[\]'\"]*\}")
+_INDENTED_FLOW: Final = re.compile(r"\n[ \t\r\f\v]+ask_user:")
+_FENCE_OPEN: Final = FENCE + FENCE_TAG
+_FORMS: Final[tuple[HintForm, ...]] = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
+_JSON_SPACE: Final = " \t\r\n"
+# A line that closes a fence: only spaces around three backticks.
+_FENCE_CLOSE: Final = re.compile(r"^[ \t\r\f\v]*(```)[ \t\r\f\v]*(?:\n|\Z)", re.MULTILINE)
+# JSON tokens that matter for finding where a value ends: whole strings (or one cut by the end), brackets.
+_JSON_TOKEN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]]', re.DOTALL)
 
-    def __init__(self, text: str) -> None:
+
+def _run_start(text: str, index: int, chars: str) -> int:
+    """Where the run of ``chars`` that ends at ``index`` begins, skipped at C speed in slices."""
+    while index > 0 and text[index - 1] in chars:
+        low = max(0, index - 4096)
+        index = low + len(text[low:index].rstrip(chars))
+    return index
+
+
+def _at_line_start(text: str, index: int) -> bool:
+    """Only spaces or tabs between the previous newline (or the start) and ``index``."""
+    begin = _run_start(text, index, _LINE_SPACE)
+    return begin == 0 or text[begin - 1] == "\n"
+
+
+class _Start(NamedTuple):
+    """Where the next hint of one form starts, and where the check of its opening ended.
+
+    ``opened``: for a block, the end of its tag; for a fence, the start of its body; for
+    a flow mapping, its opening brace, or its end when it is simple (``whole``); for an
+    envelope, its brace. ``searched_from``: the position the search began at.
+    """
+
+    searched_from: int
+    start: int
+    opened: int
+    whole: bool = False
+
+
+_NONE_AFTER: Final = -1
+
+
+class _Scanner:
+    """One left-to-right pass over a text, locating hints with disjoint spans (nothing parsed).
+
+    Each form's needle is found with ``str.find`` through a `_Finder` (monotonic, so
+    linear overall) and checked where it stands. Whether an occurrence starts a hint
+    does not depend on where the search began (except that an envelope's brace must
+    not lie before it), so each form's next start is kept until the scan passes it.
+    """
+
+    def __init__(self, text: str, *, segments: bool = False) -> None:
         self.text = text
+        self.segments = segments  # take runs of simple flow mappings as segments (a scan)
         self.block_open = _Finder(text, BLOCK_OPEN)
         self.block_close = _Finder(text, BLOCK_CLOSE)
-        self.fence = _Finder(text, FENCE)
-        self.flow = _Finder(text, FLOW_KEY)
-        self.legacy = _Finder(text, LEGACY_KEY)
-        self.fence_close = _Finder(text, FENCE)
+        self.needles: dict[HintForm, _Finder] = {
+            "yaml_block": self.block_open,
+            "yaml_fenced": _Finder(text, _FENCE_OPEN),
+            "yaml_flow": _Finder(text, FLOW_KEY),
+            "legacy_json": _Finder(text, LEGACY_KEY),
+        }
+        self.next_start: dict[HintForm, _Start] = {}
         self.fence_close_cache = (len(text) + 1, -1)  # (searched from, found at or -1): nothing yet
 
-    def readings(self) -> list[HintReading]:
-        found: list[HintReading] = []
+    def locate(self) -> _Found:
+        found = _Found()
         position = 0
-        while position <= len(self.text):
-            start, form = self._next_start(position)
-            if form is None:
+        while True:
+            best: tuple[int, HintForm, _Start] | None = None
+            for form in _FORMS:
+                start = self._start(form, position)
+                if start.start >= 0 and (best is None or start.start < best[0]):
+                    best = (start.start, form, start)
+            if best is None:
+                return found
+            if best[2].whole:
+                after = self._simple_flows(found, position, best[0], self._next_other(position))
+                if after > position:
+                    position = after
+                    continue
+            hint = self._read(best[1], best[2])
+            found.add(hint)
+            position = max(hint.end, hint.start + 1)
+
+    def _next_other(self, position: int) -> int:
+        """Where the next hint of a form other than a flow mapping starts (the length: none)."""
+        starts = [self._start(form, position).start for form in _FORMS if form != "yaml_flow"]
+        return min((start for start in starts if start >= 0), default=len(self.text))
+
+    def _simple_flows(self, found: _Found, position: int, first: int, limit: int) -> int:
+        """The simple flow mappings in a row from ``first``, before ``limit``, in two pattern passes.
+
+        Returns where the scan goes on (``position`` itself: nothing taken). A reply can
+        hold thousands of one-line hints. Up to the first flow key whose mapping is not
+        simple (the one-at-a-time search decides that one), every key at a line start
+        with a simple mapping is the hint that search would find next: the same rule as
+        `_find_start`, applied at C speed.
+        """
+        text = self.text
+        blocker = _FLOW_NOT_SIMPLE.search(text, position, limit)
+        stop = limit if blocker is None else blocker.start()
+        if self.segments and (after := self._segment(found, first, stop)) > position:
+            return after
+        spans = [
+            (start, match.end())
+            for match in _SIMPLE_FLOW.finditer(text, position, stop)
+            if (start := match.start()) == 0 or text[start - 1] == "\n" or _at_line_start(text, start)
+        ]
+        if not spans or spans[0][0] != first:
+            return position  # not the hint the search found (cannot happen; the slow path is right)
+        found.spans.extend(spans)
+        return spans[-1][1]
+
+    def _segment(self, found: _Found, first: int, stop: int) -> int:
+        """The simple flow mappings from ``first`` to ``stop`` as one segment, cut at C speed.
+
+        Only where every key of the run sits right after a newline (or at the start):
+        one substitution then cuts each of them, the same spans `_simple_flows` finds.
+        Returns where the scan goes on, or 0 when this does not apply.
+        """
+        text = self.text
+        if not (first == 0 or text[first - 1] == "\n") or _INDENTED_FLOW.search(text, first, stop):
+            return 0
+        region = "\n" + text[first:stop]
+        cut, count = _SIMPLE_FLOW_LINE.subn("\n", region)
+        if count == 0:
+            return 0
+        at = len(region)
+        while True:  # the last hint of the run, found backwards (each look starts before the last)
+            at = region.rfind("\nask_user:", 0, at)
+            match = _SIMPLE_FLOW_LINE.match(region, at)
+            if match is not None:
+                last = (first + at, first + match.end() - 1)
                 break
-            reading = self._read(form, start)
-            found.append(reading)
-            position = max(reading.span[1], start + 1)
+        found.add_segment(first, stop, cut[1:], count, last)
+        return stop
+
+    def _start(self, form: HintForm, position: int) -> _Start:
+        cached = self.next_start.get(form)
+        if (
+            cached is not None
+            and cached.searched_from <= position
+            and (cached.start == _NONE_AFTER or cached.start >= position)
+        ):
+            return cached
+        found = self._find_start(form, position)
+        self.next_start[form] = found
         return found
 
-    # -- where the next hint starts ------------------------------------------------------------
-
-    def _next_start(self, position: int) -> tuple[int, HintForm | None]:
-        candidates: list[tuple[int, HintForm]] = []
-        block = self.block_open.next(position)
-        if block >= 0:
-            candidates.append((block, "yaml_block"))
-        fence = self._next_fence_open(position)
-        if fence >= 0:
-            candidates.append((fence, "yaml_fenced"))
-        flow = self._next_flow(position)
-        if flow >= 0:
-            candidates.append((flow, "yaml_flow"))
-        legacy = self._next_legacy(position)
-        if legacy >= 0:
-            candidates.append((legacy, "legacy_json"))
-        if not candidates:
-            return -1, None
-        return min(candidates, key=lambda candidate: candidate[0])
-
-    def _at_line_start(self, index: int) -> bool:
-        """Only spaces or tabs between the previous newline (or the start) and ``index``."""
+    def _find_start(self, form: HintForm, position: int) -> _Start:
+        """The next hint of ``form`` starting at or after ``position``."""
         text = self.text
-        while index > 0 and text[index - 1] in _LINE_SPACE:
-            index -= 1
-        return index == 0 or text[index - 1] == "\n"
-
-    def _rest_of_line_blank(self, index: int) -> int:
-        """The index just past the line ending, when only spaces follow ``index`` on its line, else -1."""
-        text = self.text
-        while index < len(text) and text[index] in _LINE_SPACE:
-            index += 1
-        if index == len(text):
-            return index
-        return index + 1 if text[index] == "\n" else -1
-
-    def _next_fence_open(self, position: int) -> int:
-        while True:
-            at = self.fence.next(position)
-            if at < 0:
-                return -1
-            tag_end = at + len(FENCE) + len(FENCE_TAG)
-            if (
-                self.text.startswith(FENCE_TAG, at + len(FENCE))
-                and self._at_line_start(at)
-                and self._rest_of_line_blank(tag_end) >= 0
-            ):
-                return at
-            position = at + 1
-
-    def _next_fence_close(self, position: int) -> int:
-        """The start of the next line that is only a closing fence, at or after ``position``.
-
-        Whether an occurrence closes does not depend on where the search began,
-        so the last answer stands for any later position up to it.
-        """
-        searched_from, found = self.fence_close_cache
-        if searched_from <= position and (found == -1 or found >= position):
-            return found
+        finder = self.needles[form]
         scan = position
-        while True:
-            at = self.fence_close.next(scan)
-            if at < 0 or (self._at_line_start(at) and self._rest_of_line_blank(at + len(FENCE)) >= 0):
-                break
+        while (at := finder.next(scan)) >= 0:
             scan = at + 1
-        self.fence_close_cache = (position, at)
-        return at
+            match form:
+                case "yaml_block":
+                    return _Start(position, at, at + len(BLOCK_OPEN))
+                case "yaml_fenced":
+                    rest = _FENCE_REST.match(text, at + len(_FENCE_OPEN))
+                    if rest is not None and _at_line_start(text, at):
+                        return _Start(position, at, rest.end())
+                case "yaml_flow":
+                    flow = _FLOW_REST.match(text, at + len(FLOW_KEY))
+                    if flow is not None and _at_line_start(text, at):
+                        simple = flow.group("simple") is not None
+                        return _Start(position, at, flow.end() if simple else flow.end() - 1, simple)
+                case "legacy_json":
+                    brace = _run_start(text, at, _JSON_SPACE) - 1
+                    if (
+                        brace >= position
+                        and text[brace] == "{"
+                        and _LEGACY_REST.match(text, at + len(LEGACY_KEY)) is not None
+                    ):
+                        return _Start(position, brace, brace)
+        return _Start(position, _NONE_AFTER, _NONE_AFTER)
 
-    def _next_flow(self, position: int) -> int:
-        text = self.text
-        while True:
-            at = self.flow.next(position)
-            if at < 0:
-                return -1
-            index = at + len(FLOW_KEY)
-            while index < len(text) and text[index] in " \t":
-                index += 1
-            if index < len(text) and text[index] == "{" and self._at_line_start(at):
-                return at
-            position = at + 1
+    def _read(self, form: HintForm, start: _Start) -> _Located:
+        match form:
+            case "yaml_block":
+                return self._read_block(start.start)
+            case "yaml_fenced":
+                return self._read_fence(start.start, start.opened)
+            case "yaml_flow" if start.whole:
+                return _Located(form, start.start, start.opened, start.start, start.opened, None)
+            case "yaml_flow":
+                return self._read_bracketed(form, start.start, start.opened, _flow_end)
+            case "legacy_json":
+                return self._read_bracketed(form, start.start, start.opened, _json_end)
+        raise AssertionError(form)  # every form is handled above
 
-    def _next_legacy(self, position: int) -> int:
-        """The ``{`` of an envelope opening ``{"outcome": "ask_user"``, at or after ``position``."""
-        text = self.text
-        while True:
-            at = self.legacy.next(position)
-            if at < 0:
-                return -1
-            brace = at
-            while brace > 0 and text[brace - 1] in " \t\r\n":
-                brace -= 1
-            index = at + len(LEGACY_KEY)
-            while index < len(text) and text[index] in " \t\r\n":
-                index += 1
-            if index < len(text) and text[index] == ":":
-                index += 1
-                while index < len(text) and text[index] in " \t\r\n":
-                    index += 1
-                opens = brace > 0 and text[brace - 1] == "{" and brace - 1 >= position
-                if opens and text.startswith(LEGACY_VALUE, index):
-                    return brace - 1
-            position = at + 1
-
-    # -- reading one hint ----------------------------------------------------------------------
-
-    def _read(self, form: HintForm, start: int) -> HintReading:
-        if form == "yaml_block":
-            return self._read_block(start)
-        if form == "yaml_fenced":
-            return self._read_fence(start)
-        if form == "yaml_flow":
-            return self._read_flow(start)
-        return self._read_legacy(start)
-
-    def _read_block(self, start: int) -> HintReading:
+    def _read_block(self, start: int) -> _Located:
         body = start + len(BLOCK_OPEN)
         close = self.block_close.next(body)
         reopen = self.block_open.next(body)
         if close < 0 or 0 <= reopen < close:
             end = len(self.text) if reopen < 0 else reopen
-            return _malformed("yaml_block", (start, end), f"unclosed {BLOCK_OPEN} block (stream cut?)")
-        span = (start, close + len(BLOCK_CLOSE))
-        return _parse_yaml_document("yaml_block", span, self.text[body:close])
+            return _Located("yaml_block", start, end, body, end, f"unclosed {BLOCK_OPEN} block (stream cut?)")
+        return _Located("yaml_block", start, close + len(BLOCK_CLOSE), body, close, None)
 
-    def _read_fence(self, start: int) -> HintReading:
-        body = self._rest_of_line_blank(start + len(FENCE) + len(FENCE_TAG))
-        if body >= len(self.text):
-            return _malformed("yaml_fenced", (start, len(self.text)), "unclosed fence (stream cut?)")
-        close = self._next_fence_close(body)
+    def _read_fence(self, start: int, body: int) -> _Located:
+        close = self._next_fence_close(body) if body < len(self.text) else -1
         if close < 0:
-            return _malformed("yaml_fenced", (start, len(self.text)), "unclosed fence (stream cut?)")
-        end = close + len(FENCE)
-        return _parse_yaml_document("yaml_fenced", (start, end), self.text[body:close])
+            end = len(self.text)
+            return _Located("yaml_fenced", start, end, body, end, "unclosed fence (stream cut?)")
+        return _Located("yaml_fenced", start, close + len(FENCE), body, close, None)
 
-    def _read_flow(self, start: int) -> HintReading:
-        brace = self.text.find("{", start + len(FLOW_KEY))
-        end = _flow_end(self.text, brace)
-        if end < 0:
-            return _malformed("yaml_flow", (start, len(self.text)), "unclosed flow mapping (cut or broken)")
-        return _parse_flow((start, end), self.text[start:end])
+    def _next_fence_close(self, position: int) -> int:
+        """The backticks of the next line that is only a closing fence, at or after ``position``.
 
-    def _read_legacy(self, start: int) -> HintReading:
-        end = _json_end(self.text, start)
-        if end < 0:
-            return _malformed(
-                "legacy_json", (start, len(self.text)), "unclosed JSON envelope (cut or broken)"
-            )
-        return _parse_legacy((start, end), self.text[start:end])
+        ``position`` is always a line start. Whether a line closes does not depend on
+        where the search began, so the last answer stands for any later position up to it.
+        """
+        searched_from, found = self.fence_close_cache
+        if searched_from <= position and (found == -1 or found >= position):
+            return found
+        match = _FENCE_CLOSE.search(self.text, position)
+        at = -1 if match is None else match.start(1)
+        self.fence_close_cache = (position, at)
+        return at
+
+    def _read_bracketed(
+        self, form: HintForm, start: int, bracket: int, end_of: Callable[[str, int, int], int]
+    ) -> _Located:
+        """A flow mapping or an envelope: it ends at its closing bracket, looked for within the bound."""
+        text = self.text
+        limit = min(len(text), bracket + MAX_HINT_CHARS + 1)
+        end = end_of(text, bracket, limit)
+        if end >= 0:
+            return _Located(form, start, end, start, end, None)
+        if limit < len(text):
+            return _Located(form, start, len(text), start, len(text), _TOO_LARGE)
+        problem = (
+            "unclosed flow mapping (cut or broken)"
+            if form == "yaml_flow"
+            else ("unclosed JSON envelope (cut or broken)")
+        )
+        return _Located(form, start, len(text), start, len(text), problem)
 
 
-def _json_end(text: str, start: int) -> int:
-    """Just past the bracket closing the JSON value opened at ``start``, or -1. One pass, strings aware."""
+def _json_end(text: str, start: int, limit: int) -> int:
+    """Just past the bracket closing the JSON value opened at ``start``, or -1 if not before ``limit``.
+
+    A valid envelope is measured by the decoder (C speed, under the nesting bound);
+    anything else by one pass over its strings and brackets.
+    """
+    try:
+        _, end = _bounded_json.raw_decode(text[start:limit])
+    except ValueError:
+        pass
+    else:
+        return start + end
     depth = 0
-    in_string = False
-    escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
+    for token in _JSON_TOKEN.finditer(text, start, limit):
+        match token.group()[0]:
+            case "{" | "[":
+                depth += 1
+            case "}" | "]":
+                depth -= 1
+                if depth == 0:
+                    return token.end()
     return -1
 
 
-def _flow_end(text: str, start: int) -> int:
-    """Just past the brace closing the YAML flow mapping opened at ``start``, or -1.
+def _flow_end(text: str, start: int, limit: int) -> int:
+    """Just past the brace closing the YAML flow mapping opened at ``start``, or -1 if not before ``limit``.
 
     Quotes open a quoted scalar only where a scalar may begin (after ``{[,:``
     and blanks), so an apostrophe inside a plain scalar (``Don't``) is text.
@@ -566,7 +760,7 @@ def _flow_end(text: str, start: int) -> int:
     escaped = False
     previous = ""  # the last non-blank character outside quotes
     index = start
-    length = len(text)
+    length = limit
     while index < length:
         char = text[index]
         if quote == '"':

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from harness.reference.hints import read_hint, strip_hints
+from harness.reference.hints import HintScan, scan_hints
 
 KINDS: Final = ("choose_one", "confirm", "fill_fields", "open_text", "risk_ack")
 DEFAULT_KIND: Final = "open_text"
@@ -96,13 +96,19 @@ class Pending:
         }
 
 
-def build_pending(*, attempt_number: int, final_message: str | None) -> Pending:
-    """The pending interaction for a turn that ends without completion evidence."""
+def build_pending(
+    *, attempt_number: int, final_message: str | None, hints: HintScan | None = None
+) -> Pending:
+    """The pending interaction for a turn that ends without completion evidence.
+
+    ``hints`` is the caller's `scan_hints` of the same message, when it has one.
+    """
     if isinstance(attempt_number, bool) or not isinstance(attempt_number, int) or attempt_number < 1:
         raise ValueError(f"attempt_number: {attempt_number!r}: must be an integer >= 1")
-    text = final_message or ""
-    hint = read_hint(text)
-    message_prompt = strip_hints(text).strip()
+    if hints is None:
+        hints = scan_hints(final_message or "")
+    hint = hints.last
+    message_prompt = hints.stripped.strip()
     if hint is None or not hint.clean:
         return Pending(
             interaction_id=attempt_number,

@@ -17,6 +17,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from harness.readers import clean_text
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -278,7 +280,7 @@ class Store:
     def reply_answer(self, run_id: str, key: str) -> Mapping[str, Any] | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT answer_json FROM reply_keys WHERE run_id = ? AND key = ?", (run_id, key)
+                "SELECT answer_json FROM reply_keys WHERE run_id = ? AND key = ?", (run_id, _text(key))
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
@@ -286,7 +288,7 @@ class Store:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO reply_keys (run_id, key, answer_json) VALUES (?, ?, ?)",
-                (run_id, key, json.dumps(answer, sort_keys=True)),
+                (run_id, _text(key), _json_text(answer)),
             )
 
 
@@ -316,7 +318,7 @@ class Transaction:
     ) -> None:
         self._db.execute(
             "INSERT INTO attempts (run_id, attempt_number, argv_json, started_at) VALUES (?, ?, ?, ?)",
-            (run_id, attempt_number, json.dumps(list(argv)), started_at),
+            (run_id, attempt_number, _json_text(list(argv)), started_at),
         )
 
     def end_attempt(
@@ -331,7 +333,7 @@ class Transaction:
         self._db.execute(
             "UPDATE attempts SET ended_at = ?, exit_code = ?, decision_json = ?"
             " WHERE run_id = ? AND attempt_number = ?",
-            (ended_at, exit_code, json.dumps(decision, sort_keys=True), run_id, attempt_number),
+            (ended_at, exit_code, _json_text(decision), run_id, attempt_number),
         )
 
     def ask(
@@ -340,21 +342,21 @@ class Transaction:
         self._db.execute(
             "INSERT INTO interactions (run_id, interaction_id, prompt, pending_json, asked_at)"
             " VALUES (?, ?, ?, ?, ?)",
-            (run_id, interaction_id, prompt, json.dumps(pending, sort_keys=True), at),
+            (run_id, interaction_id, _text(prompt), _json_text(pending), at),
         )
 
     def answer(self, run_id: str, interaction_id: int, response: str, at: float, *, automatic: bool) -> None:
         self._db.execute(
             "UPDATE interactions SET response = ?, replied_at = ?, automatic = ?"
             " WHERE run_id = ? AND interaction_id = ?",
-            (response, at, int(automatic), run_id, interaction_id),
+            (_text(response), at, int(automatic), run_id, interaction_id),
         )
 
     def keep_reply_answer(self, run_id: str, key: str, answer: Mapping[str, Any]) -> None:
         """Record an idempotency key with the reply it came with, in the reply's own transaction."""
         self._db.execute(
             "INSERT OR REPLACE INTO reply_keys (run_id, key, answer_json) VALUES (?, ?, ?)",
-            (run_id, key, json.dumps(answer, sort_keys=True)),
+            (run_id, _text(key), _json_text(answer)),
         )
 
     def append_event(self, run_id: str, type_: str, attempt: int, at: float, data: Mapping[str, Any]) -> int:
@@ -365,7 +367,7 @@ class Transaction:
         seq = int(row[0]) + 1
         self._db.execute(
             "INSERT INTO events (run_id, seq, type, attempt, ts, data_json) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, seq, type_, attempt, at, json.dumps(data, sort_keys=True)),
+            (run_id, seq, _text(type_), attempt, at, _json_text(data)),
         )
         return seq
 
@@ -373,6 +375,19 @@ class Transaction:
         """The pending interaction as persisted in this transaction (events are built from it)."""
         row = self._db.execute("SELECT pending_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return None if row is None or row[0] is None else dict(json.loads(row[0]))
+
+
+def _text(value: Any) -> Any:
+    """A string as SQLite can store it: lone surrogates (from a ``\\ud800`` escape in an engine's
+    JSON, a hint, a reply) replaced by U+FFFD, since UTF-8 cannot encode them. The one place
+    text is encoded for the store; other values pass through."""
+    return clean_text(value) if isinstance(value, str) else value
+
+
+def _json_text(value: Any) -> str:
+    """A JSON column's text, keys sorted; a lone surrogate in any string replaced as by `_text`
+    (escaped as ``\\ud800`` it would decode back into a string that cannot be encoded)."""
+    return clean_text(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 def _run_columns(record: RunRecord) -> dict[str, Any]:
@@ -383,12 +398,12 @@ def _run_columns(record: RunRecord) -> dict[str, Any]:
             columns[_JSON_COLUMNS[field.name]] = (
                 None
                 if value is None
-                else json.dumps(list(value) if isinstance(value, tuple) else dict(value), sort_keys=True)
+                else _json_text(list(value) if isinstance(value, tuple) else dict(value))
             )
         elif isinstance(value, bool):
             columns[field.name] = int(value)
         else:
-            columns[field.name] = value
+            columns[field.name] = _text(value)
     return columns
 
 

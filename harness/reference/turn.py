@@ -16,7 +16,7 @@ from harness import readers
 from harness.readers import Transcript
 from harness.reference import gate, outcome
 from harness.reference.gate import Decision, Mode, TurnEvidence
-from harness.reference.hints import HintReading, read_hint
+from harness.reference.hints import HintReading, scan_hints
 from harness.reference.marker import MarkerEvidence, marker_evidence
 from harness.reference.output import OutputCheck, check_output
 from harness.reference.pending import Pending, build_pending
@@ -63,12 +63,14 @@ def assess(turn: TurnInput, stdout: bytes, stderr: bytes, end: outcome.ProcessEn
     messages = transcript.assistant_messages()
     final_message = messages[-1] if messages else None
     marker = marker_evidence(transcript)
-    hint = read_hint(final_message) if final_message is not None else None
+    hints = scan_hints(final_message or "")  # one pass: the hint, the output and the prompt share it
+    hint = hints.last
     output = check_output(
         final_message,
         output_schema=turn.output_schema,
         required_artifacts=turn.required_artifacts,
         present_artifacts=turn.present_artifacts,
+        hints=hints,
     )
     process = outcome.classify(transcript, end, needs_session_id=turn.needs_session_id)
     evidence = TurnEvidence(
@@ -86,7 +88,7 @@ def assess(turn: TurnInput, stdout: bytes, stderr: bytes, end: outcome.ProcessEn
     decision = gate.decide(evidence)
     pending = None
     if decision.state == "waiting_user":
-        pending = build_pending(attempt_number=turn.attempt_number, final_message=final_message)
+        pending = build_pending(attempt_number=turn.attempt_number, final_message=final_message, hints=hints)
     return TurnAssessment(
         transcript, final_message, marker, hint, output, process, evidence, decision, pending
     )
