@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from harness.drift.capture import Capture
+from harness.readers import _bounded_json as bounded_json
 
 Verdict = Literal["irrelevant", "flips", "unspecified"]
 Aspect = Literal["decision", "marker"]
@@ -68,9 +69,9 @@ def _lines(data: bytes) -> list[bytes]:
 
 
 def _obj(line: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
+    try:  # bounded: a capture nested 10^5 deep is a line that is not an object, not a RecursionError
+        value = bounded_json.loads(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and NestingTooDeep included
         return None
     return value if isinstance(value, dict) else None
 
@@ -162,7 +163,7 @@ def _json_objects(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
     start = text.find("{")
     while start != -1:
         try:
-            document, end = json.JSONDecoder().raw_decode(text, start)
+            document, end = bounded_json.raw_decode(text, start)
         except ValueError:
             start = text.find("{", start + 1)
             continue

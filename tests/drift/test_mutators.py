@@ -95,3 +95,15 @@ def test_mutators_are_pure(play: Play) -> None:
         first = mutator.apply(capture)
         assert mutator.apply(capture) == first
     assert (capture.stdout, capture.stderr) == snapshot
+
+
+def test_a_capture_nested_too_deep_is_not_an_object_and_no_recursion_error() -> None:
+    from harness.drift.mutators import _json_objects, _obj
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert _obj(deep.encode()) is None
+    assert _obj(b'{"a": 1}') == {"a": 1}
+    assert _obj(b"\xff{}") is None  # not UTF-8: not an object either
+    text = "noise " + '{"a":' * 5_000 + "1" + "}" * 5_000 + ' then {"ok": true}'
+    found = [value for _, _, value in _json_objects(text)]  # an inner object shallow enough is fine
+    assert found[-1] == {"ok": True}
