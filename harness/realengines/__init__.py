@@ -1,0 +1,1 @@
+"""The real engine CLIs (codex, gemini, opencode), installed from npm, pointed at the model server."""
