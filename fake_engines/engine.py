@@ -89,6 +89,12 @@ class Settings:
         self.log_output = environ.get("TURNGATE_CALL_LOG_OUTPUT", "").lower() in ("1", "true", "yes")
         epoch = environ.get("TURNGATE_FAKE_EPOCH_MS", "")
         self.fixed_epoch_ms = int(epoch) if epoch.isdigit() else None
+        # Real builds to emulate, `codex@0.169.0` (comma list): their version lines and flags.
+        self.emulate = dict(
+            word.strip().partition("@")[::2]
+            for word in environ.get("TURNGATE_EMULATE", "").split(",")
+            if "@" in word
+        )
 
     def resumable(self, engine: str) -> bool:
         return not ({engine, "all", "1", "true"} & self.non_resumable)
@@ -114,8 +120,19 @@ def main(engine: str, argv: list[str], environ: Mapping[str, str] | None = None)
 
 def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
     parser = _parser(engine)
+    emulated = {"emulate": settings.emulate[engine]} if engine in settings.emulate else {}
+    known = getattr(parser, "EMULATED_VERSIONS", {})
+    if emulated and emulated["emulate"] not in known:
+        _stderr(
+            f"turngate-fake-{engine}: TURNGATE_EMULATE: {engine}@{emulated['emulate']}:"
+            f" known: {', '.join(f'{engine}@{version}' for version in known) or 'none'}\n"
+        )
+        log.write("usage_error", problems.EXIT_SCRIPT_ERROR)
+        return problems.EXIT_SCRIPT_ERROR
     try:
-        invocation = parser.parse(argv, resumable=settings.resumable(engine), stdin_is_tty=_stdin_is_tty())
+        invocation = parser.parse(
+            argv, resumable=settings.resumable(engine), stdin_is_tty=_stdin_is_tty(), **emulated
+        )
     except UsageError as usage:
         _stderr(usage.text)
         log.write("usage_error", usage.exit_code)

@@ -311,7 +311,8 @@ def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:
         log.seek(start)
         lines = log.read().decode("utf-8").splitlines()
     calls = [json.loads(line) for line in lines if line.strip()]
-    return [call for call in calls if call.get("case") in (case, None)]
+    # A --version probe (the reference's codex flag choice) is no part of the run's lifecycle.
+    return [call for call in calls if call.get("case") in (case, None) and call.get("action") != "version"]
 
 
 # Running many cases ------------------------------------------------------------------------------

@@ -30,6 +30,11 @@ ENGINE = "codex"
 VERSION = "codex-cli 0.99.0"
 # clap names a subcommand after its parent in its version line: `codex exec -V`.
 _EXEC_VERSION = "codex-cli-exec 0.99.0"
+# Builds the fake can emulate (`TURNGATE_EMULATE=codex@0.169.0`): version → whether it takes --full-auto.
+# 0.169.0 dropped --full-auto (clap: "unexpected argument"); 0.146.1 still takes it (warning on stderr).
+EMULATED_VERSIONS = {"0.99.0": True, "0.146.1": True, "0.169.0": False}
+# The usage line codex exec prints from 0.169.0 on (the subcommand moved into its own line).
+_EXEC_USAGE_0_169 = "codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]"
 _NO_PROMPT = "No prompt provided. Either specify one as an argument or pipe the prompt into stdin.\n"
 _FULL_AUTO = "full-auto"
 _BYPASS = "dangerously-bypass-approvals-and-sandbox"
@@ -122,7 +127,7 @@ class _Command:
 
     __slots__ = (
         "children", "group", "group_usage", "long_help", "longs", "name", "positionals", "short_help",
-        "shorts", "subcommands", "usage", "version",
+        "shorts", "smart_usage", "subcommands", "usage", "version",
     )  # fmt: skip
 
     def __init__(
@@ -136,8 +141,11 @@ class _Command:
         helps: tuple[str, str],
         version: str = "",
         group: tuple[str, ...] = (),
+        smart_usage: bool = True,
     ) -> None:
         self.name = name
+        # An unknown argument's error shows the line as given (0.99.0) or the command's usage (0.169.0).
+        self.smart_usage = smart_usage
         self.positionals = positionals
         # Word → subcommand name, aliases included (`e` → `exec`), in clap's order.
         self.subcommands: dict[str, str] = {}
@@ -174,46 +182,59 @@ _ROOT_SUBCOMMANDS = (
     "exec e", "review", "login", "logout", "mcp", "mcp-server", "app-server", "completion", "sandbox",
     "debug", "apply a", "resume", "fork", "cloud", "features", "help",
 )  # fmt: skip
-_COMMANDS: dict[bool, tuple[_Command, _Command, _Command]] = {}
+_COMMANDS: dict[tuple[bool, str], tuple[_Command, _Command, _Command]] = {}
 
 
-def _commands(resumable: bool) -> tuple[_Command, _Command, _Command]:
-    """codex, codex exec and codex exec resume; without resume there is no `resume` anywhere."""
-    if resumable not in _COMMANDS:
+def _commands(resumable: bool, version: str = "0.99.0") -> tuple[_Command, _Command, _Command]:
+    """codex, codex exec and codex exec resume; without resume there is no `resume` anywhere.
+
+    ``version`` is the emulated build: its version lines, and without --full-auto from 0.169.0.
+    """
+    key = (resumable, version)
+    if key not in _COMMANDS:
         hidden = () if resumable else ("resume",)
+        full_auto = EMULATED_VERSIONS[version]
+
+        def kept(args: tuple[_Arg, ...]) -> tuple[_Arg, ...]:
+            return args if full_auto else tuple(arg for arg in args if arg is not _FULL_AUTO_ARG)
+
+        exec_group = _EXEC_GROUP if full_auto else tuple(name for name in _EXEC_GROUP if name != _FULL_AUTO)
         root = _Command(
             "codex",
-            _ROOT_ARGS,
+            kept(_ROOT_ARGS),
             ("PROMPT",),
             (entry for entry in _ROOT_SUBCOMMANDS if entry not in hidden),
             # codex overrides clap's usage for the top level.
             usage="codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]",
             helps=_without_resume((_ROOT_LONG_HELP, _ROOT_SHORT_HELP), resumable, _ROOT_RESUME_LINES),
-            version=VERSION,
+            version=VERSION.replace("0.99.0", version),
+            smart_usage=full_auto,
         )
         exec_ = _Command(
             "codex exec",
-            _EXEC_ARGS,
+            kept(_EXEC_ARGS),
             ("PROMPT",),
             (entry for entry in ("resume", "review", "help") if entry not in hidden),
-            usage="codex exec [OPTIONS] [PROMPT] [COMMAND]",
+            usage="codex exec [OPTIONS] [PROMPT] [COMMAND]" if full_auto else _EXEC_USAGE_0_169,
             helps=_without_resume((_EXEC_LONG_HELP, _EXEC_SHORT_HELP), resumable, _EXEC_RESUME_LINE),
-            version=_EXEC_VERSION,
-            group=_EXEC_GROUP,
+            version=_EXEC_VERSION.replace("0.99.0", version),
+            group=exec_group,
+            smart_usage=full_auto,
         )
         resume = _Command(
             "codex exec resume",
-            _RESUME_ARGS,
+            kept(_RESUME_ARGS),
             ("SESSION_ID", "PROMPT"),
             (),
             usage="codex exec resume [OPTIONS] [SESSION_ID] [PROMPT]",
             helps=(_RESUME_LONG_HELP, _RESUME_SHORT_HELP),
             group=("SESSION_ID", "last", "all", "image", "PROMPT"),
+            smart_usage=full_auto,
         )
         root.children = {"exec": exec_}
         exec_.children = {"resume": resume} if resumable else {}
-        _COMMANDS[resumable] = (root, exec_, resume)
-    return _COMMANDS[resumable]
+        _COMMANDS[key] = (root, exec_, resume)
+    return _COMMANDS[key]
 
 
 def _without_resume(helps: tuple[str, str], resumable: bool, lines: str) -> tuple[str, str]:
@@ -222,10 +243,13 @@ def _without_resume(helps: tuple[str, str], resumable: bool, lines: str) -> tupl
     return (helps[0].replace(lines, ""), helps[1].replace(lines, ""))
 
 
-def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool) -> Invocation:
-    """Parse codex's argv (program name excluded), or raise `UsageError` as codex fails."""
+def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool, emulate: str = "0.99.0") -> Invocation:
+    """Parse codex's argv (program name excluded), or raise `UsageError` as codex fails.
+
+    ``emulate``: the codex build to parse as (a key of EMULATED_VERSIONS).
+    """
     try:
-        return _parse(argv, resumable, stdin_is_tty)
+        return _parse(argv, resumable, stdin_is_tty, emulate)
     except _Printed as printed:
         return Invocation(engine=ENGINE, action=printed.action, text=printed.text)
 
@@ -239,8 +263,8 @@ class _Printed(Exception):
         self.text = text
 
 
-def _parse(argv: list[str], resumable: bool, stdin_is_tty: bool) -> Invocation:
-    root_command, exec_command, resume_command = _commands(resumable)
+def _parse(argv: list[str], resumable: bool, stdin_is_tty: bool, emulate: str) -> Invocation:
+    root_command, exec_command, resume_command = _commands(resumable, emulate)
     root = _Reader(root_command, argv, 0).read()
     if root.subcommand == "help":
         _print_help_of(root_command, argv[root.subcommand_at + 1 :])
@@ -564,7 +588,8 @@ def _unknown_long(matches: _Matches, name: str, remaining: Sequence[str]) -> Usa
         )
     tip = _subcommand_flag_tip(command, name, remaining)
     tip = tip or f"to pass '--{name}' as a value, use '-- --{name}'"
-    return _error(f"unexpected argument '--{name}' found", tip=tip, usage=_smart_usage(matches))
+    usage = _smart_usage(matches) if command.smart_usage else command.usage
+    return _error(f"unexpected argument '--{name}' found", tip=tip, usage=usage)
 
 
 def _subcommand_flag_tip(command: _Command, name: str, remaining: Sequence[str]) -> str:

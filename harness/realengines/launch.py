@@ -147,7 +147,7 @@ def main(engine: str, executable: str, version: str, defaults: Mapping[str, str]
         "cwd": os.getcwd(),
         "env": _relevant(env),
         "stdin": None,
-        "action": "run",
+        "action": _action(argv),
         "case": _case(argv),
         "case_source": None,
         "real": f"{engine}@{version}",
@@ -170,6 +170,15 @@ def main(engine: str, executable: str, version: str, defaults: Mapping[str, str]
     )
     _log(os.environ.get("TURNGATE_CALL_LOG"), record)
     return code if code >= 0 else 128 - code
+
+
+def _action(argv: list[str]) -> str:
+    """As the fake engines name it: a probe prints help or a version, anything else runs a turn."""
+    if any(word in ("--version", "-V") for word in argv):
+        return "version"
+    if any(word in ("--help", "-h") for word in argv):
+        return "help"
+    return "run"
 
 
 def _case(argv: list[str]) -> str | None:

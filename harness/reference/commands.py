@@ -17,6 +17,14 @@ and a future spec change has one place to go. A sticky (resident) process is
 started with the first-turn argv; its later turns are lines on its stdin, not
 command lines.
 
+Which Codex flag: the spec allows both (003 "命令包含自动执行参数（`--full-auto` 或
+`--yolo`）"). ``--full-auto`` is the default (ENGINE_FORMATS.md), but codex
+0.169.0 refuses it (exit 2, "unexpected argument '--full-auto' found") while
+every build seen, old and new, takes ``--yolo``. So the reference asks the
+engine its version (``codex --version``) and builds ``--yolo`` from 0.169.0
+on (`codex_auto_flag_for`): the one spec-allowed flag that build accepts.
+A deployment that chose ``--yolo`` keeps it for every version.
+
 Codex's ``-p`` goes before ``resume`` on a resume turn: ``codex exec resume``
 does not know ``-p`` (ENGINE_FORMATS.md: "newer builds put -p <profile> before
 resume").
@@ -51,6 +59,19 @@ _MISREAD_WORDS: Final = {
 _YARGS_NUMBER: Final = re.compile(
     r"0x[0-9a-f]+|-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[-+]?[0-9]+)?", re.IGNORECASE
 )
+
+
+# The first codex build known to refuse --full-auto (0.146.1 still takes it, with a deprecation warning).
+CODEX_FULL_AUTO_REFUSED_FROM: Final = (0, 169, 0)
+_VERSION_NUMBER: Final = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def codex_auto_flag_for(version_line: str | None) -> Literal["--full-auto", "--yolo"]:
+    """The automatic-execution flag for a codex build, from its ``--version`` line (None: unknown)."""
+    found = _VERSION_NUMBER.search(version_line or "")
+    if found and tuple(int(part) for part in found.groups()) >= CODEX_FULL_AUTO_REFUSED_FROM:
+        return "--yolo"
+    return "--full-auto"
 
 
 @dataclass(frozen=True, slots=True)

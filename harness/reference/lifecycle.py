@@ -31,7 +31,7 @@ from typing import Any, Final, cast
 
 from harness.reference import protocol
 from harness.reference.clock import Clock
-from harness.reference.commands import CommandOptions, build_command
+from harness.reference.commands import CommandOptions, build_command, codex_auto_flag_for
 from harness.reference.gate import READING_BODY, Mode
 from harness.reference.outcome import KilledBy
 from harness.reference.patch import build_patch, patch_skill_md
@@ -45,7 +45,7 @@ from harness.reference.processes import (
     identity_of,
     kill_stale_group,
 )
-from harness.reference.profiles import ProfileKind, probe_profile
+from harness.reference.profiles import ProfileKind, probe_profile, probe_version
 from harness.reference.skill import Skill, supports
 from harness.reference.slots import SlotPool
 from harness.reference.store import RunRecord, Store
@@ -143,6 +143,7 @@ class Orchestrator:
         self._residents: dict[str, Resident] = {}
         self._skills: dict[str, Skill] = {}
         self._profiles: dict[str, ProfileKind] = {}
+        self._versions: dict[str, str | None] = {}
         self._cache_probes = cache_probes  # False: probe each run's engine afresh (turngate serve's tests)
         self._closed = False
         if recover:
@@ -307,6 +308,15 @@ class Orchestrator:
                 )
             return self._profiles[engine]
 
+    def version(self, engine: str) -> str | None:
+        """The engine's ``--version`` line, asked once (commands.py: the codex flag depends on it)."""
+        with self._lock:
+            if engine not in self._versions or not self._cache_probes:
+                self._versions[engine] = probe_version(
+                    self.engines.executable(engine), self.engines.process_env()
+                )
+            return self._versions[engine]
+
     def shutdown(self) -> None:
         """Stop this orchestrator as a crash would: engines killed, the store left as it is.
 
@@ -403,6 +413,8 @@ class Orchestrator:
 
     def _command_options(self, run: RunRecord) -> CommandOptions:
         options = self.engines.command_options
+        if run.engine == "codex" and options.codex_auto_flag == "--full-auto":
+            options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex")))
         model = run.request.get("model")
         if model:
             options = replace(options, model=model)

@@ -37,3 +37,19 @@ def probe_profile(
     )
     text = (probe.stdout + probe.stderr).decode("utf-8", "replace")
     return "resumable" if probe.returncode == 0 and sign in text else "sticky_process"
+
+
+def probe_version(executable: Path, env: Mapping[str, str], timeout: float = 30.0) -> str | None:
+    """The engine's ``--version`` line, or None when it does not answer one."""
+    try:
+        probe = subprocess.run(
+            [str(executable), "--version"],
+            capture_output=True,
+            env=dict(env),
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = probe.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if probe.returncode == 0 and lines else None

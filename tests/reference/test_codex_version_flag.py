@@ -1,0 +1,65 @@
+"""Which automatic-execution flag the reference gives codex, by the build's version.
+
+Spec 003 allows `--full-auto` or `--yolo`; codex 0.169.0 refuses `--full-auto`
+(exit 2), every build seen takes `--yolo`. The reference asks `codex --version`
+and builds `--yolo` from 0.169.0 on (harness/reference/commands.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.reference.commands import codex_auto_flag_for
+from harness.reference.lifecycle import EngineSetup, Orchestrator
+from tests.reference.conftest import Lab
+
+DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'
+
+
+@pytest.mark.parametrize(
+    ("line", "flag"),
+    [
+        (None, "--full-auto"),
+        ("", "--full-auto"),
+        ("codex-cli 0.99.0", "--full-auto"),
+        ("codex-cli 0.146.1", "--full-auto"),
+        ("codex-cli 0.168.9", "--full-auto"),
+        ("codex-cli 0.169.0", "--yolo"),
+        ("codex-cli 0.170.2", "--yolo"),
+        ("codex-cli 1.0.0", "--yolo"),
+        ("not a version", "--full-auto"),
+    ],
+)
+def test_flag_by_version_line(line: str | None, flag: str) -> None:
+    assert codex_auto_flag_for(line) == flag
+
+
+def _orchestrator(lab: Lab, emulate: str | None) -> Orchestrator:
+    env = lab.engine_env() | ({"TURNGATE_EMULATE": emulate} if emulate else {})
+    engines = EngineSetup(bin_dir=lab.bin, env=env, turn_timeout_sec=30.0)
+    lab.orchestrator.shutdown()
+    lab.orchestrator = Orchestrator(
+        store=lab.store, runs_dir=lab.root / "runs", engines=engines, clock=lab.clock
+    )
+    return lab.orchestrator
+
+
+@pytest.mark.spec("interactive-engine-turn-protocol/adapter-cli-command/codex-interactive")
+@pytest.mark.parametrize(
+    ("emulate", "flag"),
+    [(None, "--full-auto"), ("codex@0.146.1", "--full-auto"), ("codex@0.169.0", "--yolo")],
+)
+def test_the_reference_runs_each_codex_build_with_a_flag_it_accepts(
+    lab: Lab, emulate: str | None, flag: str
+) -> None:
+    _orchestrator(lab, emulate)
+    lab.case("ask", [{"say": "Which style?"}], [{"say": DONE}])
+    run = lab.settle(lab.start(lab.skill(), "codex", "interactive", "ask"))
+    assert run.state == "waiting_user"
+    assert lab.orchestrator.reply(run.run_id, 1, "formal").accepted
+    assert lab.settle(run.run_id).state == "succeeded"
+    turns = [call for call in lab.calls() if call["action"] == "run"]
+    assert [flag in call["argv"] for call in turns] == [True, True]
+    other = "--yolo" if flag == "--full-auto" else "--full-auto"
+    assert not any(other in call["argv"] for call in turns)
+    assert sum(call["action"] == "version" for call in lab.calls()) == 1  # asked once, cached
