@@ -1,0 +1,111 @@
+"""Script turns as model rounds, which scripts a real CLI can play, and where a conversation stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fake_engines.compiler import compile_script
+from harness.modelserver.conversation import Position, case_of, position
+from harness.modelserver.rounds import playable, rounds_of
+
+
+def compiled(tmp_path: Path, document: dict[str, object]) -> dict[str, object]:
+    path = tmp_path / f"{document['case']}.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return compile_script(path)
+
+
+def test_a_turn_is_cut_after_each_tool_step(tmp_path: Path) -> None:
+    script = compiled(
+        tmp_path,
+        {
+            "case": "c",
+            "turns": [
+                {
+                    "steps": [
+                        {"think": "a"},
+                        {"say": "first"},
+                        {
+                            "tool": {
+                                "name": "bash",
+                                "input": {"command": "ls"},
+                                "output": "x",
+                                "status": "error",
+                            }
+                        },
+                        {"tool": {"name": "read_file", "input": {}, "output": "y"}},
+                        {"say": "done"},
+                        {"ask_user": {"form": "yaml_flow", "prompt": "Style?"}},
+                    ]
+                }
+            ],
+        },
+    )
+    rounds = rounds_of(script["turns"][0])  # type: ignore[index]
+    assert [(r.thinking, len(r.text), r.tool.name if r.tool else None) for r in rounds] == [
+        (("a",), 1, "bash"),
+        ((), 0, "read_file"),
+        ((), 2, None),
+    ]
+    assert rounds[0].tool is not None and rounds[0].tool.exit_code == 1
+    assert rounds[2].text[1][0].startswith("ask_user: {")  # ask_user is the hint text a model writes
+
+
+def test_a_failed_turn_ends_in_an_error_round(tmp_path: Path) -> None:
+    script = compiled(tmp_path, {"case": "f", "turns": [{"steps": [{"say": "x"}], "end": "failed"}]})
+    (only,) = rounds_of(script["turns"][0])  # type: ignore[index]
+    assert only.error == "turn failed"
+
+
+@pytest.mark.parametrize(
+    ("turn", "why"),
+    [
+        ({"steps": [{"say": "x"}, {"crash": {"exit_code": 3}}]}, "step 'crash'"),
+        ({"steps": [{"raw": "x"}], "start": "none", "end": "none"}, "start/end none"),
+        ({"steps": [{"say": "x"}, {"stderr": "noise"}]}, "step 'stderr'"),
+        ({"steps": [{"error": {"message": "m", "transient": True}}], "end": "failed"}, "transient error"),
+        ({"steps": [{"say": "x"}], "exit_code": 3}, "exit code 3"),
+    ],
+)
+def test_process_level_steps_are_not_playable_by_a_real_engine(
+    tmp_path: Path, turn: dict[str, object], why: str
+) -> None:
+    reason = playable(compiled(tmp_path, {"case": "p", "turns": [turn]}))
+    assert reason is not None and why in reason
+
+
+def test_a_format_variant_is_not_playable_but_a_default_one_is(tmp_path: Path) -> None:
+    turns = [{"steps": [{"say": "x"}]}]
+    assert (
+        playable(
+            compiled(tmp_path, {"case": "v", "turns": turns, "variants": {"codex": {"envelope": "items"}}})
+        )
+        is None
+    )
+    reason = playable(
+        compiled(tmp_path, {"case": "w", "turns": turns, "variants": {"codex": {"envelope": "legacy_msg"}}})
+    )
+    assert reason is not None and "legacy_msg" in reason
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        ([], Position(0, 0)),
+        (["other"], Position(0, 0)),
+        (["other", "answer_with_call", "other"], Position(0, 1)),
+        (["other", "answer", "answer_with_call", "other", "answer_with_call", "other"], Position(0, 2)),
+        (["other", "answer_with_call", "other", "answer", "other"], Position(1, 0)),
+        (["other", "answer", "other", "answer", "other", "answer_with_call", "other"], Position(2, 1)),
+    ],
+)
+def test_position_counts_finished_turns_and_tool_rounds(entries: list[str], expected: Position) -> None:
+    assert position(entries) == expected  # type: ignore[arg-type]
+
+
+def test_the_case_is_the_first_token() -> None:
+    assert case_of('{"input": "tg-case-a_b-1 then tg-case-other"}') == "a_b-1"
+    assert case_of("no token") is None
