@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
         "files", type=Path, nargs="*", metavar="FILE", help="scripts (default: the examples)"
     )
     selfcheck.set_defaults(handler=_engines_selfcheck)
+    from harness.realengines.cli import add_commands as add_real_engine_commands
+
+    add_real_engine_commands(engine_commands)
 
     from harness.conformance import add_commands
 

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from rich.console import Group
 from rich.text import Text
@@ -29,6 +29,9 @@ from harness.runner import CaseResult, cases, default_jobs, run_all
 from harness.targets import Target, TargetProblem, parse_target
 from harness.terminal import Output, visible
 from harness.verdict import OUTCOMES, Checks, judge
+
+if TYPE_CHECKING:
+    from harness.realengines.caseengines import RealEngines
 
 EXIT_USAGE: Final = EXIT_USAGE_CODE
 EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -117,6 +120,7 @@ def run_command(args: argparse.Namespace) -> int:
     except OutputProblem as problem:
         raise UsageProblem(str(problem)) from None
     target = resolve_target(args)
+    real = _real_engines(args, target)
     planned = cases(scenarios, engines)
     # A report on standard output keeps it to itself; the table then goes to standard error.
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
@@ -132,7 +136,12 @@ def run_command(args: argparse.Namespace) -> int:
         progress = Progress(len(planned), "cases")
         try:
             for result in run_all(
-                planned, target=target, jobs=args.jobs, reading=args.reading, conventions=args.conventions
+                planned,
+                target=target,
+                jobs=args.jobs,
+                reading=args.reading,
+                conventions=args.conventions,
+                real=real,
             ):
                 results.append(result)
                 if report is not None:
@@ -305,6 +314,35 @@ def _judged(line: dict[str, object], reading: str | None, conventions: str | Non
 
 def _indent(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.splitlines())
+
+
+def _real_engines(args: argparse.Namespace, target: Target) -> RealEngines | None:
+    """`--engines real`: the pinned real CLIs in place of the fakes (docs/real-engines.md)."""
+    if getattr(args, "engines", "fake") != "real":
+        return None
+    from harness.realengines.caseengines import RealEngines
+    from harness.realengines.lock import LockProblem, default_cache, read_lock, select
+
+    if target.http is not None:
+        raise UsageProblem(
+            "--engines real: an HTTP target runs its own engines: install real launchers for it with"
+            " `turngate engines real launchers DIR --model-url URL` (docs/real-engines.md)"
+        )
+    try:
+        pins = read_lock()
+        wanted = args.real or sorted({pin.engine for pin in pins})  # an engine alone: its first pin
+        real = RealEngines(select(pins, wanted), default_cache())
+    except LockProblem as problem:
+        raise UsageProblem(f"--real: {problem}") from None
+    if len({pin.engine for pin in real.pins}) != len(real.pins):
+        raise UsageProblem("--real: one version per engine in a run")
+    missing = real.missing()
+    if missing:
+        names = " ".join(pin.name for pin in missing)
+        raise UsageProblem(
+            f"--engines real: not installed: {names}: run `turngate engines real install {names}`"
+        )
+    return real
 
 
 def resolve_target(args: argparse.Namespace) -> Target:
@@ -515,6 +553,18 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="NAME",
         help="enforce a convention set (names the spec leaves open): its differences fail; "
         "without it they are informational",
+    )
+    run.add_argument(
+        "--engines",
+        choices=("fake", "real"),
+        default="fake",
+        help="real: the pinned real CLIs against turngate's model server (iflow stays fake)",
+    )
+    run.add_argument(
+        "--real",
+        action="append",
+        metavar="ENGINE[@VERSION]",
+        help="with --engines real: only these real builds (default: each engine's first pin)",
     )
     run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")

@@ -16,9 +16,10 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
@@ -30,6 +31,9 @@ from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResu
 from harness.decision_record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
 from harness.verdict import Verdict, judge
+
+if TYPE_CHECKING:
+    from harness.realengines.caseengines import RealEngines
 
 FIXED_EPOCH_MS: Final = 1_763_812_800_000  # deterministic engine timestamps
 
@@ -75,9 +79,11 @@ def run_case(
     shared_scripts: Path | None = None,
     shared_call_log: Path | None = None,
     conventions: str | None = None,
+    real: RealEngines | None = None,
 ) -> CaseResult:
     """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
-    configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file."""
+    configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file.
+    ``real``: real CLIs (against turngate's model server) in place of the fakes they pin."""
     started = time.monotonic()
     # A reading names one side of an ambiguous scenario; scenarios without it keep their default.
     reading = reading if reading in scenario.readings else scenario.default_reading
@@ -111,12 +117,17 @@ def run_case(
     missing = sorted(needed - connector.capabilities)
     if missing:
         return result("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
+    unplayable = real.unplayable(engine, case_id(scenario, engine), scenario.engine_script) if real else None
+    if unplayable:
+        return result("skipped", f"the real {engine} cannot play this script: {unplayable}")
     with tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root or _case_root()) as folder:
         workdir = Path(folder)
         try:
             setup = _prepare(scenario, engine, reading, workdir, shared_scripts)
             call_log = shared_call_log or workdir / "calls.jsonl"
-            steps = _perform(scenario, connector, setup, workdir, call_log)
+            scripts = shared_scripts or workdir / "scripts"
+            with real.for_case(workdir, scripts, call_log) if real else nullcontext():
+                steps = _perform(scenario, connector, setup, workdir, call_log)
         except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
             return result("skipped", str(refusal))
         except Exception as error:  # the harness or the target broke: say so, keep going
@@ -324,7 +335,12 @@ def connector_for(target: str | Target) -> Connector:
 
 
 def _run_one(
-    scenario: Scenario, engine: str, target: Target, reading: str | None, conventions: str | None = None
+    scenario: Scenario,
+    engine: str,
+    target: Target,
+    reading: str | None,
+    conventions: str | None = None,
+    real: RealEngines | None = None,
 ) -> CaseResult:
     return run_case(
         scenario,
@@ -334,6 +350,7 @@ def _run_one(
         shared_scripts=target.shared_scripts,
         shared_call_log=target.shared_call_log,
         conventions=conventions,
+        real=real,
     )
 
 
@@ -354,6 +371,7 @@ def run_all(
     jobs: int,
     reading: str | None = None,
     conventions: str | None = None,
+    real: RealEngines | None = None,
 ) -> Iterator[CaseResult]:
     """Run cases across ``jobs`` processes, yielding results as they finish.
 
@@ -368,7 +386,7 @@ def run_all(
             if down is not None:
                 yield _unreached(scenario, engine, down)
                 continue
-            result = _run_one(scenario, engine, chosen, reading, conventions)
+            result = _run_one(scenario, engine, chosen, reading, conventions, real)
             down = result if result.outcome == "unreached" else None
             yield result
         return
@@ -382,7 +400,7 @@ def run_all(
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
     try:
         futures = {
-            pool.submit(_run_one, scenario, engine, chosen, reading, conventions): (scenario, engine)
+            pool.submit(_run_one, scenario, engine, chosen, reading, conventions, real): (scenario, engine)
             for scenario, engine in planned
         }
         down = None

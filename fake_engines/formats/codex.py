@@ -33,10 +33,13 @@ class _Turn:
         self.errors: list[str] = []
 
     def usage(self) -> dict[str, int]:
+        # Key order and set as real codex 0.146.1 and 0.169.0 print them (docs/real-engines.md).
         return {
             "input_tokens": 1000 + tokens(self.context.prompt),
             "cached_input_tokens": 0,
+            "cache_write_input_tokens": 0,
             "output_tokens": tokens("".join(self.replies)),
+            "reasoning_output_tokens": 0,
         }
 
 
