@@ -94,12 +94,27 @@ def expected_reply(profile: Profile, turn: dict[str, Any]) -> str:
 
 def expected_turn_end(profile: Profile, turn: dict[str, Any]) -> bool | None:
     """True for a proper end, False for a failure signal, None for no end-of-turn signal."""
+    if turn["end"] == "completed" and not ends_abnormally(turn):
+        return True
+    if profile.engine == "opencode" and _opencode_step_after_tool(turn):
+        return False  # the tool's step ended with step_finish reason tool-calls, and no stop came
     if ends_abnormally(turn) or turn["end"] == "none":
         return None
-    if turn["end"] == "completed":
-        return True
     # iflow and opencode have no failure event that ends a turn: the block / step_finish is absent
     return None if profile.engine in ("iflow", "opencode") else False
+
+
+def _opencode_step_after_tool(turn: dict[str, Any]) -> bool:
+    """A tool step followed by an answer step (say, think, tool) before the turn stops: a new step began."""
+    seen_tool = False
+    for step in turn["steps"]:
+        kind = next(iter(step))
+        if kind in ("hang", "crash", "truncate"):
+            return False
+        if seen_tool and kind in ("say", "think", "tool"):
+            return True
+        seen_tool = seen_tool or kind == "tool"
+    return False
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,13 @@ class DocumentFormat(_Turn):
                 "totalSuccess": successes,
                 "totalFail": len(self.tool_calls) - successes,
                 "totalDurationMs": 0,
+                # As gemini 0.61.0 counts them; --yolo approves every call.
+                "totalDecisions": {
+                    "accept": len(self.tool_calls),
+                    "reject": 0,
+                    "modify": 0,
+                    "auto_accept": 0,
+                },
                 "byName": by_name,
             },
             "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
@@ -154,12 +161,20 @@ class StreamFormat(_Turn):
     def end(self, end: str) -> list[tuple[int, bytes]]:
         if end == "none":
             return []
+        prompt_tokens, reply_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+        usage = {
+            "total_tokens": prompt_tokens + reply_tokens,
+            "input_tokens": prompt_tokens,
+            "output_tokens": reply_tokens,
+            "cached": 0,
+            "input": prompt_tokens,
+        }
+        # Key set and order as gemini 0.61.0 prints them (docs/real-engines.md).
         stats = {
-            "total_tokens": 1000 + tokens(self.context.prompt) + tokens(self.reply),
-            "input_tokens": 1000 + tokens(self.context.prompt),
-            "output_tokens": tokens(self.reply),
+            **usage,
             "duration_ms": self.context.clock.elapsed_ms(),
             "tool_calls": len(self.tool_calls),
+            "models": {self.context.model: dict(usage)},
         }
         if end == "failed":
             error = {"type": "Error", "message": last_error_message(self.errors)}

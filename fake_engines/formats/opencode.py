@@ -24,6 +24,52 @@ class EventFormat:
         self.reply = ""
         self.errors_written = 0
         self.errors: list[str] = []
+        self.message_count = 0
+        self.message_id = self._next_message_id()
+        self.after_tool = False  # a tool call ends a step: the next answer is a new step (real 1.18.33)
+
+    def _next_message_id(self) -> str:
+        self.message_count += 1
+        seed = f"{self.context.session_id}:{self.context.turn_number}:message:{self.message_count}"
+        return f"msg_{fnv64(seed):016x}{self.message_count:04d}"
+
+    def _part(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """A part as opencode 1.18.33 writes it: ids of the part, its message and its session first."""
+        return {
+            "id": self._part_id(),
+            "messageID": self.message_id,
+            "sessionID": self.context.session_id,
+            "type": kind,
+            **fields,
+        }
+
+    def _time(self) -> dict[str, int]:
+        start = self.context.clock.ms()
+        return {"start": start, "end": start}
+
+    def _new_step_after_tool(self) -> list[tuple[int, bytes]]:
+        if not self.after_tool:
+            return []
+        self.after_tool = False
+        finished = self._step_finish("tool-calls")
+        self.message_id = self._next_message_id()
+        return [finished, self._event("step_start", part=self._part("step-start"))]
+
+    def _step_finish(self, reason: str) -> tuple[int, bytes]:
+        input_tokens, output_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+        part = self._part(
+            "step-finish",
+            reason=reason,
+            tokens={
+                "total": input_tokens + output_tokens,
+                "input": input_tokens,
+                "output": output_tokens,
+                "reasoning": 0,
+                "cache": {"read": 0, "write": 0},
+            },
+            cost=0,
+        )
+        return self._event("step_finish", part=part)
 
     def _part_id(self) -> str:
         self.part_count += 1
@@ -41,7 +87,7 @@ class EventFormat:
         )
 
     def begin(self) -> list[tuple[int, bytes]]:
-        return [self._event("step_start", part={"id": self._part_id(), "type": "step-start"})]
+        return [self._event("step_start", part=self._part("step-start"))]
 
     def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
         match step:
@@ -49,48 +95,50 @@ class EventFormat:
                 text = "".join(chunks)
                 self.reply += text
                 if self.top_level_text:
-                    return [self._event("text", text=text)]
-                return [self._event("text", part={"id": self._part_id(), "type": "text", "text": text})]
+                    return [*self._new_step_after_tool(), self._event("text", text=text)]
+                part = self._part("text", text=text, time=self._time())
+                return [*self._new_step_after_tool(), self._event("text", part=part)]
             case {"think": text}:
-                return [
-                    self._event("reasoning", part={"id": self._part_id(), "type": "reasoning", "text": text})
-                ]
+                part = self._part("reasoning", text=text, time=self._time())
+                return [*self._new_step_after_tool(), self._event("reasoning", part=part)]
             case {"tool": tool}:
+                lines = self._new_step_after_tool()
+                self.after_tool = True
                 state: dict[str, Any] = {
                     "status": "completed" if tool["ok"] else "error",
                     "input": tool["input"],
                 }
                 state["output" if tool["ok"] else "error"] = tool["output"]
-                part = {"id": self._part_id(), "type": "tool", "tool": tool["name"], "state": state}
-                return [self._event("tool_use", part=part)]
-            case {"error": {"message": message, "code": code}}:
+                if tool["ok"]:
+                    state["metadata"] = {
+                        "output": tool["output"],
+                        "exit": tool["exit_code"],
+                        "truncated": False,
+                    }
+                command = tool["input"].get("command") if isinstance(tool["input"], dict) else None
+                state["title"] = command if isinstance(command, str) else tool["name"]
+                state["time"] = self._time()
+                call_id = f"call_{fnv64(self._part_id()):016x}"
+                part = self._part("tool", callID=call_id, tool=tool["name"], state=state)
+                return [*lines, self._event("tool_use", part=part)]
+            case {"error": {"message": message, "code": code, "transient": transient}}:
                 self.errors.append(message)
-                return [self._error(message, code)]
+                return [self._error(message, code, transient)]
         raise AssertionError(step)
 
-    def _error(self, message: str, code: Any) -> tuple[int, bytes]:
+    def _error(self, message: str, code: Any, transient: bool = False) -> tuple[int, bytes]:
         self.errors_written += 1
         data: dict[str, Any] = {"message": message}
         if isinstance(code, int) and not isinstance(code, bool):
             data["statusCode"] = code
-        data["providerID"] = "turngate"
+        data["isRetryable"] = transient  # as opencode 1.18.33's APIError says it
         return self._event("error", error={"name": "APIError", "data": data})
 
     def end(self, end: str) -> list[tuple[int, bytes]]:
         if end == "completed":
-            part = {
-                "id": self._part_id(),
-                "type": "step-finish",
-                "reason": "stop",
-                "tokens": {
-                    "input": 1000 + tokens(self.context.prompt),
-                    "output": tokens(self.reply),
-                    "reasoning": 0,
-                    "cache": {"read": 0, "write": 0},
-                },
-                "cost": 0,
-            }
-            return [self._event("step_finish", part=part)]
+            # A turn whose last step was a tool call still ends with an answer step (maybe empty).
+            lines = self._new_step_after_tool()
+            return [*lines, self._step_finish("stop")]
         if end == "failed" and not self.errors_written:
             return [self._error(last_error_message(self.errors), None)]
         return []
