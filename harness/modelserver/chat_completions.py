@@ -25,10 +25,15 @@ CREATED = 1_763_812_800
 def entries(body: Mapping[str, Any]) -> list[Entry]:
     found: list[Entry] = []
     for message in body.get("messages") or ():
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            found.append("other")
-        else:
-            found.append("answer_with_call" if message.get("tool_calls") else "answer")
+        if not isinstance(message, dict):
+            continue
+        match message.get("role"):
+            case "assistant":
+                found.append("answer_with_call" if message.get("tool_calls") else "answer")
+            case "tool":
+                found.append("result")
+            case _:
+                found.append("user")
     return found
 
 

@@ -1,10 +1,13 @@
 """Where a request stands: which case, which turn, which round, from the conversation the CLI sent.
 
 Every CLI sends the whole conversation with each request (a resumed session
-included). Each model answer shows up in it as a run of assistant-side items;
-an answer without a tool call ended a turn. So the number of finished turns
-and of tool rounds since is read off the history alone, no server state: a
-restarted server, or a second CLI resuming the session, finds the same place.
+included). A user message that follows anything the model did (an answer, a
+tool result) starts a new turn; within a turn, each model answer that made a
+tool call is one round done. So the place is read off the history alone, no
+server state: a restarted server, or a second CLI resuming the session, finds
+the same place, and a turn whose last answer was empty (a tool call, then
+nothing) still counts. A turn that failed (a 4xx) left no model entry, so the
+next user message replays it: failed turns end runs.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from typing import Final, Literal
 
 CASE_TOKEN: Final = re.compile(r"tg-case-([A-Za-z0-9_-]+)")
 
-# One history entry, as the protocols reduce it: the model's own (with or without a tool call), or not.
-Entry = Literal["answer", "answer_with_call", "other"]
+# One history entry, as the protocols reduce it: the model's (with or without a tool call), a tool's
+# result, or a user's (or system/developer) message.
+Entry = Literal["answer", "answer_with_call", "result", "user"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,19 +31,21 @@ class Position:
 
 
 def position(entries: Iterable[Entry]) -> Position:
-    """Consecutive model entries are one answer; an answer with no tool call ended a turn."""
+    """Consecutive model entries are one answer; a user message after model work starts a turn."""
     turn = rounds = 0
-    group: list[Entry] | None = None
-    for entry in [*entries, "other"]:
-        if entry == "other":
-            if group is not None:
-                if "answer_with_call" in group:
-                    rounds += 1
-                else:
-                    turn, rounds = turn + 1, 0
-            group = None
-        else:
-            group = [*(group or []), entry]
+    worked = in_answer = called = False
+    for entry in [*entries, None]:  # None: the end, which only closes an answer
+        if entry in ("answer", "answer_with_call"):
+            in_answer = worked = True
+            called = called or entry == "answer_with_call"
+            continue
+        if in_answer:
+            rounds += called
+            in_answer = called = False
+        if entry == "result":
+            worked = True
+        elif entry == "user" and worked:  # a user message after the model's work: the next turn
+            turn, rounds, worked = turn + 1, 0, False
     return Position(turn, rounds)
 
 

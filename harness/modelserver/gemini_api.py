@@ -26,12 +26,16 @@ SIDE_ANSWERS = {"next_speaker": "user", "complexity_score": 1, "model_choice": "
 def entries(body: Mapping[str, Any]) -> list[Entry]:
     found: list[Entry] = []
     for content in body.get("contents") or ():
-        if not isinstance(content, dict) or content.get("role") != "model":
-            found.append("other")
+        if not isinstance(content, dict):
             continue
-        parts = content.get("parts") or ()
-        calls = any(isinstance(part, dict) and "functionCall" in part for part in parts)
-        found.append("answer_with_call" if calls else "answer")
+        parts = [part for part in content.get("parts") or () if isinstance(part, dict)]
+        if content.get("role") == "model":
+            calls = any("functionCall" in part for part in parts)
+            found.append("answer_with_call" if calls else "answer")
+        elif parts and all("functionResponse" in part for part in parts):
+            found.append("result")  # tool results travel as a user turn of functionResponse parts
+        else:
+            found.append("user")
     return found
 
 

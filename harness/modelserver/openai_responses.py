@@ -24,13 +24,17 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 def entries(body: Mapping[str, Any]) -> list[Entry]:
     found: list[Entry] = []
     for item in body.get("input") or ():
-        kind = item.get("type", "message") if isinstance(item, dict) else "other"
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
         if kind in _CALLS:
             found.append("answer_with_call")
         elif kind in _MODEL_SIDE or (kind == "message" and item.get("role") == "assistant"):
             found.append("answer")
-        else:
-            found.append("other")
+        elif kind.endswith("_output"):  # function_call_output, custom_tool_call_output...
+            found.append("result")
+        elif kind == "message":
+            found.append("user")  # user, developer, system
     return found
 
 

@@ -74,6 +74,18 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _capture(args: argparse.Namespace) -> int:
+    from harness.realengines.captures import capture_all
+
+    pins = _pins(args.engines)
+    missing = [pin.name for pin in pins if not pin.executable(args.cache).exists()]
+    if missing:
+        raise UsageProblem(f"not installed: {' '.join(missing)}: run `turngate engines real install`")
+    for folder in capture_all(pins, args.cache, args.corpus):
+        print(folder)
+    return 0
+
+
 def _fidelity(args: argparse.Namespace) -> int:
     from harness.realengines.fidelity import main as fidelity_main
 
@@ -106,6 +118,14 @@ def add_commands(engine_commands: argparse._SubParsersAction[argparse.ArgumentPa
     serve.add_argument("--log", type=Path, help="request log (default SCRIPTS/model-requests.jsonl)")
     serve.add_argument("--data", type=Path, help="tool outputs folder")
     serve.set_defaults(handler=_serve)
+
+    capture = commands.add_parser(
+        "capture", help="record real captures of the fidelity scripts into the corpus"
+    )
+    capture.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
+    capture.add_argument("--corpus", type=Path, default=Path("corpus"), help="the corpus folder")
+    capture.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    capture.set_defaults(handler=_capture)
 
     fidelity = engine_commands.add_parser(
         "fidelity", help="real engine streams against the fakes', by shape, per engine and version"

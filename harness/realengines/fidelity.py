@@ -106,7 +106,97 @@ class EngineReport:
 
 
 # The named variants: what the real CLIs do that the fakes do not model, and why that is acceptable.
-VARIANTS: Final[tuple[Variant, ...]] = ()
+ALL: Final = ("codex", "gemini", "opencode")
+VARIANTS: Final[tuple[Variant, ...]] = (
+    Variant(
+        "stderr-notices",
+        ALL,
+        r"^stderr: real (text|document\+text), fake silent$",
+        "the real CLIs write notices on stderr (codex: 'Reading additional input from stdin...' and a"
+        " PATH-alias warning; gemini: 'YOLO mode is enabled…', colour and ripgrep warnings, startup"
+        " metrics, API error stack traces); the fake writes stderr only where a script asks for noise."
+        " Gates read stdout; stderr noise hazards are scripted explicitly (corpus, catalog)",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ALL,
+        r"command_execution in real where fake has item\.\w+:mcp_tool_call"
+        r"|keys only in (real|fake): (parameters|part\.state\.input)\.",
+        "the model server plays every scripted tool as a call of the CLI's own shell tool, with the"
+        " arguments that tool declares (command, description) and a command that prints the scripted"
+        " output; the fake shows the script's tool name and input as given (an MCP tool in codex)."
+        " MCP servers are not configured for the real CLIs",
+    ),
+    Variant(
+        "failed-command-is-a-completed-call",
+        ("gemini", "opencode"),
+        r'tool_result: status: real "success", fake "error"'
+        r'|part\.state\.status: real "completed", fake "error"'
+        r"|tool_use:tool: keys only in real: part\.state\.metadata, part\.state\.output"
+        r"|tool_use:tool: keys only in fake: part\.state\.error",
+        "a shell command that exits non-zero is a successful tool call for gemini and opencode (the exit"
+        " code is in the output); the fake's `status: error` is a tool that itself failed, which a"
+        " model cannot make a real CLI do",
+    ),
+    Variant(
+        "codex-api-error-event",
+        ("codex",),
+        r"line error in real where fake has item\.completed:error",
+        "codex reports a model API error (a 4xx) as a top-level `error` event carrying the provider's"
+        " body, then `turn.failed`; the fake's non-transient `error` step is an `error` item, the kind"
+        " codex uses for its own errors (unknown model metadata). Both end in turn.failed, exit 1",
+    ),
+    Variant(
+        "gemini-api-error-in-result",
+        ("gemini",),
+        r'only in fake: error$|result: error\.type: real "unknown", fake "Error"',
+        "gemini ends a turn whose model request failed with `result` status error, error.type"
+        ' "unknown", and no `error` event; the fake writes an `error` event first and error.type "Error"',
+    ),
+    Variant(
+        "gemini-exit-is-http-status",
+        ("gemini",),
+        r"exit code: real 144, fake 1",
+        "gemini exits with the API error's HTTP status modulo 256 (400 → 144) and names it as the"
+        " document's code; the fake exits 1 with code 1 unless the script's error step gives a code",
+    ),
+    Variant(
+        "gemini-json-error-on-stderr",
+        ("gemini",),
+        r"only in fake: document$",
+        "in json mode gemini writes an error document on stderr (after a stack trace); the fake writes"
+        " it where `document_stream` says (stdout by default; `document_stream: stderr` is the real"
+        " placement, which the corpus capture json-document-on-stderr covers)",
+    ),
+    Variant(
+        "opencode-error-before-any-step",
+        ("opencode",),
+        r"only in fake: step_start:step-start$",
+        "when the first model request fails, opencode prints the `error` alone, with no step_start; the"
+        " fake starts every turn with step_start",
+    ),
+    Variant(
+        "opencode-api-error-http-details",
+        ("opencode",),
+        r"error: keys only in real: error\.data\.(metadata|responseBody|responseHeaders)",
+        "opencode's APIError carries the HTTP response (responseHeaders, responseBody, metadata) of a"
+        " provider the fake does not have",
+    ),
+    Variant(
+        "opencode-reasoning-needs-thinking",
+        ("opencode",),
+        r"only in fake: reasoning:reasoning$",
+        "opencode 1.18.33 prints reasoning parts only with --thinking, which the documented command line"
+        " does not pass; the fake always prints them, so reasoning echoes of the marker stay testable",
+    ),
+    Variant(
+        "opencode-one-text-part-per-answer",
+        ("opencode",),
+        r"only in fake: text:text$",
+        "opencode makes one text part of one model answer; the fake writes one text event per say step"
+        " (the reply, their concatenation, is the same)",
+    ),
+)
 
 
 def classify(difference: Difference, variants: Iterable[Variant] = VARIANTS) -> Difference:
@@ -125,10 +215,10 @@ def scripts(patterns: list[str] | None = None) -> list[Script]:
 
     found: list[Script] = []
     for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")):
-        document = _load_yaml(path)
+        document = load_script_yaml(path)
         found.append(Script(document["case"], "fidelity", document, ("codex", "gemini", "opencode")))
     for path in sorted(EXAMPLES.glob("*.yaml")):
-        document = _load_yaml(path)
+        document = load_script_yaml(path)
         found.append(Script(document["case"], "example", document, ("codex", "gemini", "opencode")))
     for scenario in load_catalog():
         for engine in scenario.engines:
@@ -139,7 +229,7 @@ def scripts(patterns: list[str] | None = None) -> list[Script]:
     return found
 
 
-def _load_yaml(path: Path) -> Any:
+def load_script_yaml(path: Path) -> Any:
     # The fake engines' loader (libyaml when present), which some examples rely on (`Which style?`).
     return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 

@@ -150,6 +150,7 @@ def main(engine: str, executable: str, version: str, defaults: Mapping[str, str]
         "action": _action(argv),
         "case": _case(argv),
         "case_source": None,
+        "resumed": _resumed(engine, argv),
         "real": f"{engine}@{version}",
         "pid": os.getpid(),
         "start": started,
@@ -179,6 +180,17 @@ def _action(argv: list[str]) -> str:
     if any(word in ("--help", "-h") for word in argv):
         return "help"
     return "run"
+
+
+def _resumed(engine: str, argv: list[str]) -> bool:
+    """Whether the command line resumes a session, as each CLI spells it (docs/fake-engines.md)."""
+    if engine == "codex":
+        return "resume" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    if engine == "gemini":
+        return any(word in ("--resume", "-r") or word.startswith("--resume=") for word in argv)
+    return any(
+        word in ("--session", "-s", "--continue", "-c") or word.startswith("--session=") for word in argv
+    )
 
 
 def _case(argv: list[str]) -> str | None:

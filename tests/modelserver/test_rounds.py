@@ -95,11 +95,15 @@ def test_a_format_variant_is_not_playable_but_a_default_one_is(tmp_path: Path) -
     ("entries", "expected"),
     [
         ([], Position(0, 0)),
-        (["other"], Position(0, 0)),
-        (["other", "answer_with_call", "other"], Position(0, 1)),
-        (["other", "answer", "answer_with_call", "other", "answer_with_call", "other"], Position(0, 2)),
-        (["other", "answer_with_call", "other", "answer", "other"], Position(1, 0)),
-        (["other", "answer", "other", "answer", "other", "answer_with_call", "other"], Position(2, 1)),
+        (["user"], Position(0, 0)),
+        (["user", "user"], Position(0, 0)),  # injected context messages before any model work
+        (["user", "answer_with_call", "result"], Position(0, 1)),
+        (["user", "answer", "answer_with_call", "result", "answer_with_call", "result"], Position(0, 2)),
+        (["user", "answer_with_call", "result", "answer", "user"], Position(1, 0)),
+        (["user", "answer", "user", "answer", "user", "answer_with_call", "result"], Position(2, 1)),
+        # a turn whose final answer was empty left only its tool round: the user message still counts
+        (["user", "answer_with_call", "result", "user"], Position(1, 0)),
+        (["user", "answer", "user", "user"], Position(1, 0)),  # context re-sent with the reply
     ],
 )
 def test_position_counts_finished_turns_and_tool_rounds(entries: list[str], expected: Position) -> None:
