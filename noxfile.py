@@ -75,3 +75,19 @@ def fuzz(session: nox.Session) -> None:
     """Fuzzing: 10^5 mutated corpus streams per engine (`-- --streams N`); figures to fuzz-results.json."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.fuzz", "--out", "fuzz-results.json", *session.posargs)
+
+
+@nox.session(name="real-engines")
+def real_engines(session: nox.Session) -> None:
+    """The real CLIs (npm, network for the install; slow): install the pins, fidelity, the catalog on
+    the real codex, and the tests in tests_real/. Not part of the default sessions (docs/real-engines.md)."""
+    session.install("-e", ".[test]")
+    session.run("turngate", "engines", "real", "install")
+    session.run("pytest", "-p", "no:randomly", "tests_real", *session.posargs)
+    session.run("turngate", "engines", "fidelity", "--json", "real-engines-fidelity.json")
+    # The reference builds --yolo for codex 0.169.0 (it refuses --full-auto): judge by that reading.
+    session.run(
+        "turngate", "run", "--engines", "real", "--engine", "codex", "--jobs", "1", "--reading", "codex-yolo",
+        "--report-json", "real-engines-codex-catalog.jsonl",
+    )  # fmt: skip
+    session.run("turngate", "engines", "real", "drift", "codex@0.146.1", "codex@0.169.0", "-k", "fid-*")

@@ -86,6 +86,21 @@ def _capture(args: argparse.Namespace) -> int:
     return 0
 
 
+def _drift(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from harness.realengines.fidelity import run_drift, scripts
+
+    old, new = _pins([args.old, args.new])
+    found = run_drift(old, new, args.cache, scripts(args.k))
+    counted = Counter((d.mode, d.text) for d in found)
+    print(f"{old.name} -> {new.name}: {len(found)} shape differences, {len(counted)} distinct")
+    for (mode, text), count in sorted(counted.items()):
+        example = next(d for d in found if (d.mode, d.text) == (mode, text))
+        print(f"  ({count}x, e.g. {example.script} [{mode}] turn {example.turn}) {text}")
+    return 0
+
+
 def _fidelity(args: argparse.Namespace) -> int:
     from harness.realengines.fidelity import main as fidelity_main
 
@@ -126,6 +141,13 @@ def add_commands(engine_commands: argparse._SubParsersAction[argparse.ArgumentPa
     capture.add_argument("--corpus", type=Path, default=Path("corpus"), help="the corpus folder")
     capture.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
     capture.set_defaults(handler=_capture)
+
+    drift = commands.add_parser("drift", help="two real builds of one engine, the same scripts, by shape")
+    drift.add_argument("old", metavar="ENGINE@VERSION")
+    drift.add_argument("new", metavar="ENGINE@VERSION")
+    drift.add_argument("-k", action="append", metavar="GLOB", help="only scripts whose name matches")
+    drift.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    drift.set_defaults(handler=_drift)
 
     fidelity = engine_commands.add_parser(
         "fidelity", help="real engine streams against the fakes', by shape, per engine and version"

@@ -472,3 +472,40 @@ def main(args: argparse.Namespace) -> int:
         ]
         args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 1 if any(r.unexplained() for r in reports) else 0
+
+
+# Version drift: two real builds of one engine, the same scripts ------------------------------------
+
+
+def run_drift(old: Pin, new: Pin, cache: Path, chosen: list[Script]) -> list[Difference]:
+    """Shape differences between two real builds of one engine (``real`` is ``new``, ``fake`` is ``old``)."""
+    if old.engine != new.engine:
+        raise ValueError(f"drift: {old.name} and {new.name}: not the same engine")
+    found: list[Difference] = []
+    with tempfile.TemporaryDirectory(prefix="turngate-drift-") as folder:
+        root = Path(folder)
+        scripts_dir = root / "scripts"
+        scripts_dir.mkdir()
+        for script in chosen:
+            (scripts_dir / f"{script.case}.yaml").write_text(
+                yaml.safe_dump(dict(script.document), sort_keys=False), encoding="utf-8"
+            )
+        with ModelServer(scripts_dir, root / "model-requests.jsonl", root / "model-data") as server:
+            for pin in (old, new):
+                write_launchers(root / pin.name / "bin", [pin], cache, model_url=server.url)
+            for script in chosen:
+                if new.engine not in script.engines or unplayable_reason(script) is not None:
+                    continue
+                for mode in MODES[new.engine]:
+                    sides = {}
+                    for pin in (old, new):
+                        where = root / pin.name / script.case / mode
+                        cwd = where / "run"
+                        cwd.mkdir(parents=True)
+                        (cwd / "SKILL.md").write_text("# Greet\n", encoding="utf-8")
+                        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TURNGATE_STATE": str(where)}
+                        sides[pin.name] = play(new.engine, mode, script, root / pin.name / "bin", cwd, env)
+                    for number, text in compare(sides[new.name], sides[old.name]):
+                        text = text.replace("real", new.version).replace("fake", old.version)
+                        found.append(Difference(new.engine, new.version, script.case, mode, number, text))
+    return found

@@ -1,0 +1,110 @@
+"""The real CLIs against the scripted model server, and against the fakes (needs npm installs)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fake_engines.install import install as install_fakes
+from harness.modelserver.server import ModelServer
+from harness.realengines.fidelity import FIDELITY_SCRIPTS, VARIANTS, Script, compare, load_script_yaml, play
+from harness.realengines.install import write_launchers
+from harness.realengines.lock import Pin, select
+from tests_real.conftest import PINS, installed
+
+FIDELITY = [
+    Script(doc["case"], "fidelity", doc, ("codex", "gemini", "opencode"))
+    for doc in (load_script_yaml(path) for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")))
+]
+
+
+@pytest.mark.parametrize("pin", PINS, ids=[pin.name for pin in PINS])
+@pytest.mark.parametrize("script", FIDELITY, ids=[s.case for s in FIDELITY])
+def test_every_difference_from_the_fake_is_a_named_variant(
+    pin: Pin, script: Script, tmp_path: Path, cache: Path
+) -> None:
+    from fake_engines.argv.codex import EMULATED_VERSIONS
+    from harness.realengines.fidelity import Difference, classify
+
+    installed(pin)
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / f"{script.case}.yaml").write_text(
+        (FIDELITY_SCRIPTS / f"{script.case}.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    with ModelServer(scripts, tmp_path / "requests.jsonl", tmp_path / "data") as server:
+        write_launchers(tmp_path / "real", [pin], cache, model_url=server.url)
+        install_fakes(tmp_path / "fake")
+        mode = "stream-json" if pin.engine == "gemini" else "json"
+        sides = {}
+        for side in ("real", "fake"):
+            cwd = tmp_path / side / "run"
+            cwd.mkdir(parents=True)
+            env = {
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(tmp_path / side),
+                "TURNGATE_STATE": str(tmp_path / side),
+            }
+            if side == "fake":
+                env["TURNGATE_SCRIPTS"] = str(scripts)
+                if pin.engine == "codex" and pin.version in EMULATED_VERSIONS:
+                    env["TURNGATE_EMULATE"] = pin.name
+            sides[side] = play(pin.engine, mode, script, tmp_path / side, cwd, env)
+    unexplained = [
+        text
+        for _, text in compare(sides["real"], sides["fake"])
+        if classify(Difference(pin.engine, pin.version, script.case, mode, 0, text), VARIANTS).variant is None
+    ]
+    assert not unexplained, unexplained
+    assert len(sides["real"]) == len(script.document["turns"])
+
+
+def test_codex_0_169_refuses_full_auto_as_the_emulating_fake_does(tmp_path: Path, cache: Path) -> None:
+    (pin,) = select(PINS, ["codex@0.169.0"])
+    installed(pin)
+    install_fakes(tmp_path / "fake")
+    argv = ["exec", "--json", "--skip-git-repo-check", "--full-auto", "tg-case-x"]
+    real = subprocess.run([str(pin.executable(cache)), *argv], capture_output=True, check=False)
+    fake = subprocess.run(
+        [str(tmp_path / "fake" / "codex"), *argv],
+        capture_output=True,
+        env={"TURNGATE_EMULATE": "codex@0.169.0", "TURNGATE_STATE": str(tmp_path)},
+        check=False,
+    )
+    assert (real.returncode, real.stderr) == (fake.returncode, fake.stderr) == (2, fake.stderr)
+    assert b"unexpected argument '--full-auto' found" in real.stderr
+
+
+@pytest.mark.parametrize("version", ["0.146.1", "0.169.0"])
+def test_codex_version_lines_match_the_emulation(version: str, tmp_path: Path, cache: Path) -> None:
+    (pin,) = select(PINS, [f"codex@{version}"])
+    installed(pin)
+    install_fakes(tmp_path / "fake")
+    real = subprocess.run([str(pin.executable(cache)), "--version"], capture_output=True, check=False)
+    fake = subprocess.run(
+        [str(tmp_path / "fake" / "codex"), "--version"],
+        capture_output=True,
+        env={"TURNGATE_EMULATE": pin.name, "TURNGATE_STATE": str(tmp_path)},
+        check=False,
+    )
+    assert real.stdout == fake.stdout == f"codex-cli {version}\n".encode()
+
+
+@pytest.mark.parametrize(
+    "pin", [p for p in PINS if p.engine != "codex" or p.version == "0.169.0"], ids=lambda p: p.name
+)
+def test_the_reference_runs_a_resumed_interactive_run_on_the_real_cli(
+    pin: Pin, tmp_path: Path, cache: Path
+) -> None:
+    from harness.catalog import load_catalog
+    from harness.connectors.reference import ReferenceConnector
+    from harness.realengines.caseengines import RealEngines
+    from harness.runner import run_case
+
+    installed(pin)
+    (scenario,) = [s for s in load_catalog() if s.id == "design/decision-5/backend-pending-baseline"]
+    connector = ReferenceConnector(turn_timeout_sec=240.0)
+    result = run_case(scenario, pin.engine, connector, root=tmp_path, real=RealEngines((pin,), cache))
+    assert result.outcome == "passed", result.message
