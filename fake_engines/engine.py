@@ -140,6 +140,8 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
     log.note(action=invocation.action)
     if invocation.action == "run":
         log.note_skills()
+    for warning in invocation.warnings:
+        _stderr(warning)
     if invocation.action != "run":
         os.write(1, invocation.text.encode("utf-8"))
         log.write("exited", 0)

@@ -44,6 +44,8 @@ class Invocation:
     profile: str | None = None
     # For "help" and "version": the text printed on stdout, newline included.
     text: str = ""
+    # Lines the CLI writes on stderr before the turn (codex 0.146.1: --full-auto is deprecated).
+    warnings: tuple[str, ...] = ()
 
 
 class UsageError(Exception):

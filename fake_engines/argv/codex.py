@@ -33,6 +33,10 @@ _EXEC_VERSION = "codex-cli-exec 0.99.0"
 # Builds the fake can emulate (`TURNGATE_EMULATE=codex@0.169.0`): version → whether it takes --full-auto.
 # 0.169.0 dropped --full-auto (clap: "unexpected argument"); 0.146.1 still takes it (warning on stderr).
 EMULATED_VERSIONS = {"0.99.0": True, "0.146.1": True, "0.169.0": False}
+# What the builds that still take --full-auto but deprecate it write on stderr (0.146.1, real capture).
+_FULL_AUTO_DEPRECATED = {
+    "0.146.1": "warning: `--full-auto` is deprecated; use `--sandbox workspace-write` instead.\n"
+}
 # The usage line codex exec prints from 0.169.0 on (the subcommand moved into its own line).
 _EXEC_USAGE_0_169 = "codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]"
 _NO_PROMPT = "No prompt provided. Either specify one as an argument or pipe the prompt into stdin.\n"
@@ -286,7 +290,7 @@ def _parse(argv: list[str], resumable: bool, stdin_is_tty: bool, emulate: str) -
     _check_conflicts(exec_)
     _check_conflicts(root)
     _check_config_overrides(root, exec_, resume)
-    return _invocation(exec_, resume, stdin_is_tty)
+    return _invocation(exec_, resume, stdin_is_tty, emulate)
 
 
 class _Matches:
@@ -505,7 +509,7 @@ def _check_config_overrides(*read: _Matches | None) -> None:
                 raise UsageError(f"Error parsing -c overrides: {problem}: {override}\n", 1)
 
 
-def _invocation(exec_: _Matches, resume: _Matches | None, stdin_is_tty: bool) -> Invocation:
+def _invocation(exec_: _Matches, resume: _Matches | None, stdin_is_tty: bool, emulate: str) -> Invocation:
     read = (exec_,) if resume is None else (exec_, resume)
     prompt = exec_.positionals[0] if exec_.positionals else None
     resume_id = None
@@ -539,6 +543,9 @@ def _invocation(exec_: _Matches, resume: _Matches | None, stdin_is_tty: bool) ->
         ),
         skip_git_repo_check=any(matches.uses("skip-git-repo-check") for matches in read),
         profile=exec_.value("profile"),
+        warnings=(_FULL_AUTO_DEPRECATED[emulate],)
+        if emulate in _FULL_AUTO_DEPRECATED and any(matches.uses(_FULL_AUTO) for matches in read)
+        else (),
     )
 
 

@@ -92,3 +92,21 @@ def test_an_unknown_emulated_build_is_one_line_and_exit_97(tmp_path: Path) -> No
         "turngate-fake-codex: TURNGATE_EMULATE: codex@9.9.9:"
         " known: codex@0.99.0, codex@0.146.1, codex@0.169.0"
     ]
+
+
+def test_0_146_takes_full_auto_with_its_deprecation_warning() -> None:
+    invocation = codex.parse(
+        ["exec", "--json", "--full-auto", "tg-case-x"], resumable=True, stdin_is_tty=False, emulate="0.146.1"
+    )
+    assert invocation.warnings == (
+        "warning: `--full-auto` is deprecated; use `--sandbox workspace-write` instead.\n",
+    )
+    assert (
+        codex.parse(
+            ["exec", "--json", "--yolo", "x"], resumable=True, stdin_is_tty=False, emulate="0.146.1"
+        ).warnings
+        == ()
+    )
+    assert (
+        codex.parse(["exec", "--json", "--full-auto", "x"], resumable=True, stdin_is_tty=False).warnings == ()
+    )
