@@ -90,11 +90,8 @@ def fit_schema(schema: Mapping[str, Any], overrides: Mapping[str, Any]) -> Any:
         return schema["enum"][0]
     match kind:
         case "integer":
-            return (
-                max(int(schema.get("minimum", 1)), 1)
-                if "maximum" not in schema
-                else int(min(max(schema.get("minimum", 1), 1), schema["maximum"]))
-            )
+            low = max(int(schema.get("minimum", 1)), 1)
+            return min(low, int(schema["maximum"])) if "maximum" in schema else low
         case "number":
             return float(max(schema.get("minimum", 1), 1))
         case "boolean":
