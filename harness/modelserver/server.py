@@ -228,8 +228,13 @@ def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
+            declared = self.headers.get("Content-Length") or "0"
+            length = int(declared) if declared.isdigit() else -1
+            if length < 0:
+                message = f"Content-Length: {declared!r}: not a byte count"
+                answer = json_answer(400, {"error": {"message": message}}, "refused")
+                self.close_connection = True
+            elif length > MAX_BODY_BYTES:
                 answer = json_answer(
                     413, {"error": {"message": f"body of {length} bytes: limit {MAX_BODY_BYTES}"}}, "refused"
                 )

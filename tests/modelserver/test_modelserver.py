@@ -373,3 +373,20 @@ def test_the_log_keeps_what_the_cli_sent(server: ModelServer) -> None:
         "responses",
         200,
     )
+
+
+@pytest.mark.parametrize(("length", "status"), [("-5", 400), ("many", 400), (str(1 << 40), 413)])
+def test_a_bad_or_huge_content_length_is_refused_without_reading(
+    server: ModelServer, length: str, status: int
+) -> None:
+    import http.client
+
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection.putrequest("POST", "/v1/responses")
+    connection.putheader("Content-Length", length)
+    connection.endheaders()
+    answer = connection.getresponse()
+    assert answer.status == status
+    assert "error" in json.loads(answer.read())
+    connection.close()
