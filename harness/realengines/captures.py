@@ -4,7 +4,7 @@
 echo, ask-user question, resume, error turn) on each pinned real engine (gemini
 in both document formats) and writes one capture folder per turn under
 ``corpus/<engine>/real-<version>-[<format>-]<name>/`` through the same
-scrubbing ``turngate record`` uses (harness/drift/record.py). Each capture's
+scrubbing ``turngate record`` uses (harness/drift/engine_recording.py). Each capture's
 ``expect`` is the decision the spec gives for that turn, written here with
 the rule it follows, so the corpus test (tests/drift/test_corpus.py) replays
 them in CI with no npm.
@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import yaml
 
-from harness.drift.record import Recording, save
+from harness.drift.engine_recording import Recording, save
 from harness.modelserver.server import ModelServer
 from harness.realengines.fidelity import FIDELITY_SCRIPTS, MODES, Script, load_script_yaml, play
 from harness.realengines.install import write_launchers

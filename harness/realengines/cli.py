@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from harness.conformance import UsageProblem
 from harness.realengines.lock import LockProblem, Pin, default_cache, read_lock, select
@@ -107,7 +108,7 @@ def _fidelity(args: argparse.Namespace) -> int:
     return fidelity_main(args)
 
 
-def add_commands(engine_commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     real = engine_commands.add_parser("real", help="the real CLIs (npm), against turngate's model server")
     commands = real.add_subparsers(dest="real_command", required=True)
 
