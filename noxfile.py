@@ -85,9 +85,8 @@ def real_engines(session: nox.Session) -> None:
     session.run("turngate", "engines", "real", "install")
     session.run("pytest", "-p", "no:randomly", "tests_real", *session.posargs)
     session.run("turngate", "engines", "fidelity", "--json", "real-engines-fidelity.json")
-    # The reference builds --yolo for codex 0.169.0 (it refuses --full-auto): judge by that reading.
     session.run(
-        "turngate", "run", "--engines", "real", "--engine", "codex", "--jobs", "1", "--reading", "codex-yolo",
+        "turngate", "run", "--engines", "real", "--engine", "codex", "--jobs", "1",
         "--report-json", "real-engines-codex-catalog.jsonl",
     )  # fmt: skip
     session.run("turngate", "engines", "real", "drift", "codex@0.146.1", "codex@0.169.0", "-k", "fid-*")
