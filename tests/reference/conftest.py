@@ -78,6 +78,10 @@ class Lab:
         return self.orchestrator.status(run_id)
 
     def calls(self) -> list[dict[str, Any]]:
+        """The engine invocations, but the codex --version probe (as the runner leaves it out)."""
+        return [call for call in self.all_calls() if call.get("action") != "version"]
+
+    def all_calls(self) -> list[dict[str, Any]]:
         if not self.call_log.exists():
             return []
         return [json.loads(line) for line in self.call_log.read_text(encoding="utf-8").splitlines()]

@@ -58,8 +58,8 @@ def test_the_reference_runs_each_codex_build_with_a_flag_it_accepts(
     assert run.state == "waiting_user"
     assert lab.orchestrator.reply(run.run_id, 1, "formal").accepted
     assert lab.settle(run.run_id).state == "succeeded"
-    turns = [call for call in lab.calls() if call["action"] == "run"]
+    turns = [call for call in lab.all_calls() if call["action"] == "run"]
     assert [flag in call["argv"] for call in turns] == [True, True]
     other = "--yolo" if flag == "--full-auto" else "--full-auto"
     assert not any(other in call["argv"] for call in turns)
-    assert sum(call["action"] == "version" for call in lab.calls()) == 1  # asked once, cached
+    assert sum(call["action"] == "version" for call in lab.all_calls()) == 1  # asked once, cached
