@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.probe import add_command as add_probe_command
 
     add_probe_command(commands)
+    from harness.mutants.cli import add_commands as add_mutant_commands
+
+    add_mutant_commands(commands)
     return parser
 
 

@@ -4,7 +4,8 @@ A target is a small frozen value (it crosses into worker processes) that
 builds a fresh connector per case and says where the fake engines of that
 target read their scripts and write their call log.
 
-- ``reference``: the in-process reference orchestrator.
+- ``reference``: the in-process reference orchestrator; ``reference:VARIANT`` one of its conforming
+  variants (harness/variants.py).
 - ``http://HOST:PORT``: a server with the job API; options from ``--target-options FILE``.
 - ``cmd:COMMAND``: a program speaking the line-JSON command protocol.
 - ``FILE.yaml``: target options with ``base_url`` (an HTTP target).
@@ -123,6 +124,8 @@ class Target:
     http: HttpOptions | None = None
     command: str | None = None
     command_timeout_sec: float = 60.0
+    variant: str | None = None  # reference only: a conforming variant (harness/variants.py)
+    mutant: str | None = None  # reference only: a spec mutant (harness/mutants/)
 
     @property
     def shared_scripts(self) -> Path | None:
@@ -141,8 +144,9 @@ class Target:
         match self.kind:
             case "reference":
                 from harness.connectors.reference import ReferenceConnector
+                from harness.variants import variant_named
 
-                return ReferenceConnector()
+                return ReferenceConnector(variant=variant_named(self.variant), mutant=self.mutant)
             case "http":
                 from harness.connectors.http import HttpConnector
 
@@ -157,10 +161,18 @@ class Target:
 
 
 def parse_target(value: str, options_file: Path | None = None) -> Target:
-    if value == "reference":
+    if value == "reference" or value.startswith("reference:"):
         if options_file is not None:
             raise TargetProblem("--target-options: only for an HTTP target")
-        return Target(value, "reference")
+        variant = value.partition(":")[2] or None
+        if variant is not None:
+            from harness.variants import UnknownVariant, variant_named
+
+            try:
+                variant_named(variant)
+            except UnknownVariant as problem:
+                raise TargetProblem(f"--target {value}: {problem}") from None
+        return Target(value, "reference", variant=variant)
     if value.startswith("cmd:"):
         command = value[len("cmd:") :].strip()
         if not command:

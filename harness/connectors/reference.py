@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -12,6 +13,7 @@ from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
 from harness.reference.store import Store
+from harness.variants import REFERENCE, Variant, variant_observation
 
 CAPABILITIES: Final = frozenset(
     {
@@ -30,10 +32,17 @@ CAPABILITIES: Final = frozenset(
 
 
 class ReferenceConnector:
-    name = "reference"
-    capabilities = CAPABILITIES
+    """``variant``: a conforming variant shown instead of the reference's own names (harness/variants.py)."""
 
-    def __init__(self, *, turn_timeout_sec: float = 30.0) -> None:
+    name = "reference"
+
+    def __init__(
+        self, *, turn_timeout_sec: float = 30.0, variant: Variant = REFERENCE, mutant: str | None = None
+    ) -> None:
+        self.capabilities = CAPABILITIES - variant.hidden
+        self._variant = variant
+        self._mutant = mutant  # a spec mutant's name (harness/mutants/), patched in for the case's duration
+        self._restore: Callable[[], None] | None = None
         self._turn_timeout_sec = turn_timeout_sec
         self._setup: CaseSetup | None = None
         self._store: Store | None = None
@@ -44,6 +53,11 @@ class ReferenceConnector:
     # Actions -----------------------------------------------------------------------------
 
     def start(self, setup: CaseSetup) -> None:
+        if self._mutant is not None and self._restore is None:
+            from harness.mutants import activate
+            from harness.mutants.registry import mutant_named
+
+            self._restore = activate(mutant_named(self._mutant))
         self._setup = setup
         self._open()
         runtime = setup.runtime
@@ -64,7 +78,7 @@ class ReferenceConnector:
         if interaction_id is None:
             interaction_id = int(run.pending["interaction_id"]) if run.pending else 0
         outcome = self._live.reply(self._id, interaction_id, text)
-        return ReplyResult(outcome.accepted, outcome.code)
+        return ReplyResult(outcome.accepted, self._variant.code(outcome.code))
 
     def cancel(self) -> bool:
         return self._live.cancel(self._id)
@@ -88,6 +102,9 @@ class ReferenceConnector:
             self._orchestrator.shutdown()
         if self._store is not None:
             self._store.close()
+        if self._restore is not None:
+            self._restore()
+            self._restore = None
 
     # Observation -------------------------------------------------------------------------
 
@@ -98,7 +115,7 @@ class ReferenceConnector:
         decisions = [attempt.decision for attempt in attempts if attempt.decision is not None]
         result = run.result or {}
         patch_path = Path(run.run_dir) / "skills" / run.skill_id / "SKILL.md"
-        return Observation(
+        observation = Observation(
             state=run.state,
             error_code=run.error_code,
             warnings=run.warnings,
@@ -119,6 +136,10 @@ class ReferenceConnector:
             slot_held=self._live.slots.holds(run_id),
             patch=patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
             extra={"decisions": decisions},
+        )
+        assert self._setup is not None
+        return variant_observation(
+            self._variant, observation, engine=run.engine, gemini_format=self._setup.gemini_output_format
         )
 
     # Internals ---------------------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""The mutation score: per mutant, run the catalog cases that cite its sentences and see whether one kills it.
+
+A mutant is killed when some case reports a difference whose authority is
+one of the mutant's sentences. Cases that cite none of them are not run: a
+difference there would not be the sentence the mutant breaks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from harness.catalog import Scenario
+from harness.mutants.model import Mutant
+from harness.runner import CaseResult, cases, run_all
+from harness.targets import Target
+
+SENTENCES_FILE: Final = Path(__file__).resolve().parents[1] / "catalog" / "sentences.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class MutantResult:
+    mutant: Mutant
+    cases_run: int
+    killers: tuple[str, ...]  # "scenario [engine]" of each case that cited one of its sentences
+    errored: tuple[str, ...]  # cases that broke (a mutant that crashes the harness is not killed by it)
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killers)
+
+
+def sentence_registry(path: Path = SENTENCES_FILE) -> dict[str, Mapping[str, Any]]:
+    """The spec sentences by ID (harness/catalog/sentences.yaml)."""
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return {str(entry["id"]): entry for entry in entries}
+
+
+def cited_sentences(scenario: Scenario) -> frozenset[str]:
+    """The sentence IDs a scenario's checks name as their authority."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        match value:
+            case {"sentence": str(sentence_id), **_rest}:
+                found.add(sentence_id)
+                for item in _rest.values():
+                    walk(item)
+            case Mapping():
+                for item in value.values():
+                    walk(item)
+            case list() | tuple():
+                for item in value:
+                    walk(item)
+
+    raw = getattr(scenario, "raw", None)
+    if raw is None:
+        raw = yaml.safe_load(scenario.path.read_text(encoding="utf-8"))
+    walk(raw)
+    for key in ("sentence", "sentences"):
+        declared = getattr(scenario, key, None)
+        if isinstance(declared, str):
+            found.add(declared)
+        elif isinstance(declared, Iterable):
+            found.update(str(item) for item in declared)
+    return frozenset(found)
+
+
+def citing(scenarios: Sequence[Scenario], sentences: Iterable[str]) -> tuple[Scenario, ...]:
+    wanted = set(sentences)
+    chosen = []
+    for scenario in scenarios:
+        cited = cited_sentences(scenario)
+        if cited & wanted:
+            chosen.append(scenario)
+        elif not cited and any(_by_id(scenario.id, sentence) for sentence in wanted):
+            chosen.append(scenario)  # a scenario without authorities: the one the sentence's ID names
+    return tuple(chosen)
+
+
+def _by_id(scenario_id: str, sentence_id: str) -> bool:
+    head = sentence_id.split("#", 1)[0]
+    return scenario_id == head or scenario_id.startswith(head + "/")
+
+
+def kills(result: CaseResult, sentences: Iterable[str]) -> bool:
+    """Whether a case's verdict reports a difference citing one of ``sentences``."""
+    wanted = set(sentences)
+    if not hasattr(result, "differences"):  # a verdict without authorities: any MUST/SHOULD miss
+        return result.outcome in ("failed", "non-strict")
+    for difference in getattr(result, "differences", None) or ():
+        authority = getattr(difference, "authority", None)
+        if getattr(authority, "sentence_id", None) in wanted:
+            return True
+    return False
+
+
+def run_mutant(mutant: Mutant, scenarios: Sequence[Scenario], *, jobs: int) -> MutantResult:
+    planned = cases(citing(scenarios, mutant.sentences), None)
+    target = Target(f"reference --mutant {mutant.name}", "reference", mutant=mutant.name)
+    killers: list[str] = []
+    errored: list[str] = []
+    for result in run_all(planned, target=target, jobs=jobs, reading=mutant.reading):
+        name = f"{result.scenario_id} [{result.engine}]"
+        if kills(result, mutant.sentences):
+            killers.append(name)
+        elif result.outcome in ("errored", "unreached"):
+            errored.append(name)
+    return MutantResult(mutant, len(planned), tuple(sorted(killers)), tuple(sorted(errored)))
+
+
+def score(results: Sequence[MutantResult], registry: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The mutation score as JSON: overall, per spec file, and the spec sentences a mutant covers."""
+    per_file: dict[str, Counter[str]] = {}
+    for result in results:
+        files = {str(registry[s]["file"]) for s in result.mutant.sentences if s in registry}
+        for name in files or {"?"}:
+            counts = per_file.setdefault(name, Counter())
+            counts["total"] += 1
+            counts["killed"] += int(result.killed)
+    normative = {key for key, entry in registry.items() if entry.get("level") in ("MUST", "SHOULD")}
+    covered = normative & {s for result in results for s in result.mutant.sentences}
+    killed_sentences = normative & {s for result in results if result.killed for s in result.mutant.sentences}
+    killed = sum(result.killed for result in results)
+    return {
+        "score": {
+            "killed": killed,
+            "total": len(results),
+            "ratio": round(killed / len(results), 4) if results else 0,
+        },
+        "per_file": {name: dict(counts) for name, counts in sorted(per_file.items())},
+        "sentences": {
+            "must_and_should": len(normative),
+            "with_a_mutant": len(covered),
+            "with_a_killed_mutant": len(killed_sentences),
+            "without_a_mutant": sorted(normative - covered),
+        },
+        "mutants": [
+            {
+                "name": result.mutant.name,
+                "summary": result.mutant.summary,
+                "sentences": list(result.mutant.sentences),
+                "reading": result.mutant.reading,
+                "cases_run": result.cases_run,
+                "killed": result.killed,
+                "killed_by": list(result.killers),
+                "errored": list(result.errored),
+            }
+            for result in results
+        ],
+    }
+
+
+def write_score(path: Path, document: Mapping[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
