@@ -68,12 +68,14 @@ def _serve(args: argparse.Namespace) -> int:
             turn_timeout_sec=args.turn_timeout,
             max_reply_bytes=args.max_reply_bytes,
             max_turn_output_bytes=args.max_turn_output_bytes,
+            variant=args.variant,
+            mutant=args.mutant,
         )
     except ValueError as problem:
         raise UsageProblem(f"serve: {problem}") from None
     try:
         return serve(options)
-    except (BindRefused, OSError) as problem:
+    except (BindRefused, OSError, ValueError) as problem:  # ValueError: an unknown variant or mutant
         raise UsageProblem(f"serve: {problem}") from None
 
 
@@ -124,6 +126,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=DEFAULT_OUTPUT_LIMIT,
         help="bytes kept per engine stream per turn; past it the turn fails ENGINE_OUTPUT_LIMIT",
     )
+    serve.add_argument("--variant", metavar="NAME", help="serve a conforming variant (docs/variants.md)")
+    serve.add_argument("--mutant", metavar="NAME", help="serve a spec mutant (docs/mutants.md)")
     serve.set_defaults(handler=_serve)
 
 

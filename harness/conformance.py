@@ -364,7 +364,30 @@ def resolve_target(args: argparse.Namespace) -> Target:
     except RuntimeError as error:  # TargetError, CommandProtocolError: down, or not the protocol
         first = str(error).strip().split("\n")[0]
         raise UsageProblem(f"--target {args.target}: {first}") from None
-    return target
+    return _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
+
+
+def _built_as(target: Target, variant: str | None, mutant: str | None) -> Target:
+    """The in-process reference as a conforming variant or a spec mutant (--variant, --mutant)."""
+    if variant is None and mutant is None:
+        return target
+    if target.kind != "reference":
+        raise UsageProblem(
+            f"--variant/--mutant: only for --target reference; a server takes them itself"
+            f" (turngate serve --variant NAME / --mutant NAME), not {target.name!r}"
+        )
+    from dataclasses import replace
+
+    from harness.mutants.registry import UnknownMutant, mutant_named
+    from harness.variants import UnknownVariant, variant_named
+
+    try:
+        variant_named(variant or target.variant)
+        if mutant is not None:
+            mutant_named(mutant)
+    except (UnknownVariant, UnknownMutant) as problem:
+        raise UsageProblem(str(problem)) from None
+    return replace(target, variant=variant or target.variant, mutant=mutant)
 
 
 def _check_program(option: str, command: str) -> None:
@@ -566,6 +589,10 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="ENGINE[@VERSION]",
         help="with --engines real: only these real builds (default: each engine's first pin)",
     )
+    run.add_argument(
+        "--variant", metavar="NAME", help="the reference as a conforming variant (docs/variants.md)"
+    )
+    run.add_argument("--mutant", metavar="NAME", help="the reference as a spec mutant (docs/mutants.md)")
     run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
     run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")

@@ -34,6 +34,8 @@ class ServeOptions:
     turn_timeout_sec: float = 120.0
     max_reply_bytes: int = MAX_REPLY_BYTES
     max_turn_output_bytes: int = DEFAULT_OUTPUT_LIMIT
+    variant: str | None = None  # a conforming variant (harness/variants.py)
+    mutant: str | None = None  # a spec mutant (harness/mutants/), patched in for the server's life
 
     def __post_init__(self) -> None:
         # The command line checks these as it parses; a caller building options in code gets the same.
@@ -60,6 +62,14 @@ def check_host(host: str, allow_remote: bool) -> None:
 
 
 def build_service(options: ServeOptions) -> JobService:
+    from harness.variants import variant_named
+
+    variant = variant_named(options.variant)
+    if options.mutant is not None:
+        from harness.mutants import activate
+        from harness.mutants.registry import mutant_named
+
+        activate(mutant_named(options.mutant))  # never taken back: the process serves this mutant only
     data = options.data_dir.resolve()
     bin_dir = options.engines
     if bin_dir is None:
@@ -84,6 +94,7 @@ def build_service(options: ServeOptions) -> JobService:
         soft_completion_reading=options.reading,
         test_hooks=options.test_hooks,
         max_reply_bytes=options.max_reply_bytes,
+        variant=variant,
     )
     return JobService(config)
 

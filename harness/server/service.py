@@ -35,6 +35,7 @@ from harness.reference.store import RunRecord, Store
 from harness.server.archives import ArchiveLimits, unpack, write_into
 from harness.server.errors import ApiError
 from harness.server.values import check_request_values
+from harness.variants import REFERENCE, Variant
 
 MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
 MAX_REPLY_BYTES: Final = 64 * 1024
@@ -71,6 +72,7 @@ class ServiceConfig:
     max_package_bytes: int = MAX_PACKAGE_BYTES
     max_job_bytes: int = MAX_JOB_BYTES
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    variant: Variant = REFERENCE  # a conforming variant's names and exposure (harness/variants.py)
 
 
 class JobService:
@@ -228,6 +230,7 @@ class JobService:
 
     def status(self, job_id: str) -> dict[str, Any]:
         run = self._run(job_id)
+        variant = self.config.variant
         interactions = self._store.interactions(job_id)
         return {
             "request_id": run.run_id,
@@ -238,10 +241,10 @@ class JobService:
             "pending_interaction_id": run.pending["interaction_id"] if run.pending else None,
             "interaction_count": len(interactions),
             "attempt_count": run.attempt_count,
-            "warnings": list(run.warnings),
+            "warnings": list(self._warnings(run, run.warnings)),
             "error": None
             if run.error_code is None
-            else {"code": run.error_code, "message": run.error_message},
+            else {"code": variant.code(run.error_code), "message": run.error_message},
             "created_at": run.created_at,
             "updated_at": run.updated_at,
         }
@@ -249,7 +252,8 @@ class JobService:
     def pending(self, job_id: str) -> dict[str, Any]:
         run = self._run(job_id)
         waiting = run.state == "waiting_user" and run.pending is not None
-        return {"status": run.state, "pending": dict(run.pending) if waiting and run.pending else None}
+        pending = self.config.variant.pending(run.pending, run.engine) if waiting else None
+        return {"status": run.state, "pending": pending}
 
     def reply(self, job_id: str, body: object) -> dict[str, Any]:
         self._run(job_id)
@@ -273,7 +277,7 @@ class JobService:
             if not outcome.accepted:
                 raise ApiError(
                     409,
-                    outcome.code or "INTERACTION_STALE",
+                    self.config.variant.code(outcome.code) or "INTERACTION_STALE",
                     f"interaction_id {interaction_id}: not the pending interaction of a waiting job"
                     f" (status {outcome.status})",
                 )
@@ -291,6 +295,12 @@ class JobService:
         result = dict(run.result)
         if result.get("status") == "succeeded":
             result["status"] = "success"
+        result["validation_warnings"] = list(self._warnings(run, result.get("validation_warnings") or ()))
+        if isinstance(result.get("error"), Mapping):
+            result["error"] = {
+                **result["error"],
+                "code": self.config.variant.code(result["error"].get("code")),
+            }
         return {"request_id": job_id, "result": result}
 
     def history(self, job_id: str, after_seq: int = 0) -> dict[str, Any]:
@@ -298,7 +308,25 @@ class JobService:
 
     def events_after(self, job_id: str, after_seq: int) -> list[Mapping[str, Any]]:
         run = self._run(job_id)
-        return [protocol.envelope(run, event) for event in self._store.events(job_id, after=after_seq)]
+        variant = self.config.variant
+        if not variant.protocol_events:
+            return []
+        shown: list[Mapping[str, Any]] = []
+        for event in self._store.events(job_id, after=after_seq):
+            envelope = dict(protocol.envelope(run, event))
+            envelope["type"] = variant.event_type(event.type)
+            envelope["data"] = variant.event_data(event.type, event.data)
+            shown.append(envelope)
+        return shown
+
+    def _warnings(self, run: RunRecord, warnings: Any) -> tuple[str, ...]:
+        chosen = (
+            run.request.get("gemini_output_format")
+            or self.config.engines.command_options.gemini_output_format
+        )
+        return self.config.variant.warnings(
+            tuple(warnings), engine=run.engine, gemini_format=chosen, state=run.state
+        )
 
     def upload(self, job_id: str, archive: bytes) -> dict[str, Any]:
         """Keep the job's input files; the reference's skills take none, so its runs start at creation."""
@@ -351,20 +379,27 @@ class JobService:
         run = self._run(job_id)
         patch_path = Path(run.run_dir) / "skills" / run.skill_id / "SKILL.md"
         attempts = self._store.attempts(job_id)
-        return {
-            "decisions": [dict(attempt.decision) for attempt in attempts if attempt.decision is not None],
+        variant = self.config.variant
+        shown: dict[str, Any] = {
+            "decisions": [
+                variant.decision(attempt.decision) for attempt in attempts if attempt.decision is not None
+            ],
             "slot_held": self._orchestrator.slots.holds(job_id),
             "patch": patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
-            "history": [
-                {
-                    "interaction_id": item.interaction_id,
-                    "prompt": item.prompt,
-                    "response": item.response,
-                    "automatic": item.automatic,
-                }
-                for item in self._store.interactions(job_id)
-            ],
         }
+        if variant.history:  # a variant without history shows it nowhere, not even to turngate's hooks
+            shown["history"] = [
+                variant.history_row(
+                    {
+                        "interaction_id": item.interaction_id,
+                        "prompt": item.prompt,
+                        "response": item.response,
+                        "automatic": item.automatic,
+                    }
+                )
+                for item in self._store.interactions(job_id)
+            ]
+        return shown
 
     def _hooks(self) -> None:
         if not self.config.test_hooks:
