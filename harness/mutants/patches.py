@@ -254,7 +254,9 @@ def hint_id_counts_attempts(turn: Any, assessment: Any, original: Any, raw: tupl
     hint = assessment.hint
     hint_id = hint.fields.get("interaction_id") if hint is not None and hint.clean else None
     if isinstance(hint_id, int) and hint_id >= 1 and hint_id != turn.attempt_number:
-        return original(replace(turn, attempt_number=hint_id), *raw)
+        counted = original(replace(turn, attempt_number=hint_id), *raw)
+        # The pending keeps the backend's id: only the stop rule counts the hint's.
+        return _as(replace(counted, evidence=assessment.evidence), counted.decision)
     return assessment
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import yaml
 
@@ -20,8 +20,6 @@ from harness.catalog import Scenario
 from harness.mutants.model import Mutant
 from harness.runner import CaseResult, cases, run_all
 from harness.targets import Target
-
-SENTENCES_FILE: Final = Path(__file__).resolve().parents[1] / "catalog" / "sentences.yaml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,39 +34,31 @@ class MutantResult:
         return bool(self.killers)
 
 
-def sentence_registry(path: Path = SENTENCES_FILE) -> dict[str, Mapping[str, Any]]:
-    """The spec sentences by ID (harness/catalog/sentences.yaml)."""
-    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-    return {str(entry["id"]): entry for entry in entries}
+def sentence_registry() -> dict[str, Mapping[str, Any]]:
+    """The spec sentences by ID (harness/catalog/sentences.yaml), as plain mappings."""
+    from harness.catalog.sentences import sentences
+
+    return {key: {"file": entry.file, "level": entry.level} for key, entry in sentences().items()}
 
 
 def cited_sentences(scenario: Scenario) -> frozenset[str]:
-    """The sentence IDs a scenario's checks name as their authority."""
+    """The sentence IDs a scenario's checks name as their authority (its ``by:`` maps, anywhere)."""
     found: set[str] = set()
 
     def walk(value: Any) -> None:
         match value:
-            case {"sentence": str(sentence_id), **_rest}:
-                found.add(sentence_id)
-                for item in _rest.values():
-                    walk(item)
             case Mapping():
-                for item in value.values():
-                    walk(item)
+                for key, item in value.items():
+                    if key == "by":
+                        authorities = item.values() if isinstance(item, Mapping) else [item]
+                        found.update(str(name) for name in authorities if "#" in str(name))
+                    else:
+                        walk(item)
             case list() | tuple():
                 for item in value:
                     walk(item)
 
-    raw = getattr(scenario, "raw", None)
-    if raw is None:
-        raw = yaml.safe_load(scenario.path.read_text(encoding="utf-8"))
-    walk(raw)
-    for key in ("sentence", "sentences"):
-        declared = getattr(scenario, key, None)
-        if isinstance(declared, str):
-            found.add(declared)
-        elif isinstance(declared, Iterable):
-            found.update(str(item) for item in declared)
+    walk(yaml.safe_load(scenario.path.read_text(encoding="utf-8")))
     return frozenset(found)
 
 
