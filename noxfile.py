@@ -90,3 +90,10 @@ def real_engines(session: nox.Session) -> None:
         "--report-json", "real-engines-codex-catalog.jsonl",
     )  # fmt: skip
     session.run("turngate", "engines", "real", "drift", "codex@0.146.1", "codex@0.169.0", "-k", "fid-*")
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Each spec mutant against the catalog cases citing its sentences; the score goes to mutants.json."""
+    session.install("-e", ".")
+    session.run("turngate", "mutants", "run", "--out", "mutants.json", *session.posargs)

@@ -35,11 +35,13 @@ class ReferenceConnector:
     """``variant``: a conforming variant shown instead of the reference's own names (harness/variants.py)."""
 
     name = "reference"
+    capabilities: frozenset[str] = CAPABILITIES
 
     def __init__(
         self, *, turn_timeout_sec: float = 30.0, variant: Variant = REFERENCE, mutant: str | None = None
     ) -> None:
-        self.capabilities = CAPABILITIES - variant.hidden
+        if variant.hidden:  # what the variant does not show, it cannot offer
+            self.capabilities = type(self).capabilities - variant.hidden
         self._variant = variant
         self._mutant = mutant  # a spec mutant's name (harness/mutants/), patched in for the case's duration
         self._restore: Callable[[], None] | None = None

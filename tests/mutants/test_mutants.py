@@ -1,0 +1,94 @@
+"""Spec mutants: each names real MUST/SHOULD sentences, patches a real reference function, and is killed.
+
+The whole mutation score is `nox -s mutants` (mutants.json); here a few
+mutants of different kinds (gate, detector, lifecycle, pending, argv) run
+against the cases that cite their sentences, to show the mechanism kills,
+and the registry is checked as data.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.catalog import load_catalog
+from harness.catalog.sentences import sentences
+from harness.connectors.reference import ReferenceConnector
+from harness.mutants import activate
+from harness.mutants.model import _owner
+from harness.mutants.registry import MUTANTS, UnknownMutant, mutant_named
+from harness.mutants.score import cited_sentences, citing, run_mutant, score, sentence_registry
+from harness.reference import gate, marker, turn
+from harness.runner import run_case
+
+CATALOG = load_catalog()
+SAMPLE = ("marker-from-tool-output", "stale-id-accepted", "resumable-keeps-slot", "hint-id-as-pending-id")
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_mutant_breaks_named_normative_sentences_some_scenario_cites(name: str) -> None:
+    mutant = MUTANTS[name]
+    registry = sentences()
+    unknown = [sentence for sentence in mutant.sentences if sentence not in registry]
+    assert not unknown, f"{name}: not in sentences.yaml: {unknown}"
+    assert all(registry[sentence].level in ("MUST", "SHOULD") for sentence in mutant.sentences)
+    assert citing(CATALOG, mutant.sentences), f"{name}: no scenario cites {mutant.sentences}"
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_mutant_patches_existing_functions_and_gives_them_back(name: str) -> None:
+    mutant = MUTANTS[name]
+    before = [_owner(patch.target) for patch in mutant.patches]
+    originals = [
+        vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+        for owner, attribute in before
+    ]
+    restore = activate(mutant)
+    try:
+        changed = [getattr(owner, attribute) for owner, attribute in before]
+        assert all(now is not then for now, then in zip(changed, originals, strict=True))
+    finally:
+        restore()
+    after = [
+        vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+        for owner, attribute in before
+    ]
+    assert all(now is then for now, then in zip(after, originals, strict=True))
+
+
+def test_the_connector_takes_its_mutant_back_when_the_case_ends() -> None:
+    decide, detector, live = gate.decide, marker.find_markers, turn.marker_evidence
+    scenario = next(s for s in CATALOG if s.id == "engine-format/tool-echo/codex")
+    result = run_case(scenario, "codex", ReferenceConnector(mutant="marker-from-tool-output"))
+    assert result.outcome == "failed"
+    assert (gate.decide, marker.find_markers, turn.marker_evidence) == (decide, detector, live)
+    assert run_case(scenario, "codex", ReferenceConnector()).outcome == "passed"
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_a_sample_of_mutants_is_killed_by_a_case_citing_its_sentence(name: str) -> None:
+    result = run_mutant(MUTANTS[name], CATALOG, jobs=2)
+    assert result.cases_run > 0
+    assert result.killed, f"{name} survived {result.cases_run} cases"
+    assert not result.errored
+
+
+def test_the_score_counts_per_spec_file_and_the_sentences_covered() -> None:
+    result = run_mutant(MUTANTS["max-attempt-in-auto"], CATALOG, jobs=2)
+    document = score([result], sentence_registry())
+    assert document["score"] == {"killed": 1, "total": 1, "ratio": 1.0}
+    assert document["per_file"] == {
+        "000_fe47a3c68a42ce72.txt": {"total": 1, "killed": 1},
+        "002_918f2cdbfcd49fba.txt": {"total": 1, "killed": 1},
+    }
+    assert document["sentences"]["with_a_mutant"] == 2
+    assert document["mutants"][0]["killed_by"]
+
+
+def test_scenarios_cite_sentences_through_their_by_maps() -> None:
+    scenario = next(s for s in CATALOG if s.id == "design/decision-6/auto-ignores-max-attempt")
+    assert cited_sentences(scenario) == {"design/decision-6/max-attempt-interactive-only#1"}
+
+
+def test_an_unknown_mutant_is_one_line_naming_it() -> None:
+    with pytest.raises(UnknownMutant, match="'no-such'"):
+        mutant_named("no-such")
