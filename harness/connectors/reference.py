@@ -12,7 +12,8 @@ from harness.reference.commands import CommandOptions
 from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
-from harness.reference.store import Store
+from harness.reference.audit import audit_run
+from harness.reference.store import RunRecord, Store
 from harness.variants import REFERENCE, Variant, variant_observation
 
 CAPABILITIES: Final = frozenset(
@@ -137,7 +138,7 @@ class ReferenceConnector:
             events=tuple({"type": event.type, "data": dict(event.data)} for event in store.events(run_id)),
             slot_held=self._live.slots.holds(run_id),
             patch=patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
-            extra={"decisions": decisions},
+            extra={"decisions": decisions, "audit": self._audit(run)},
         )
         assert self._setup is not None
         return variant_observation(
@@ -145,6 +146,19 @@ class ReferenceConnector:
         )
 
     # Internals ---------------------------------------------------------------------------
+
+    def _audit(self, run: RunRecord) -> list[dict[str, object]]:
+        """The after-the-fact audit of each finished turn next to the live gate's (Decision 3.1)."""
+        skill = load_skill(Path(run.request["skill_dir"]))
+        return [
+            {
+                "attempt": item.attempt_number,
+                "marker_found": item.marker_found,
+                "completion": item.completion,
+                "agrees_with_gate": item.agrees_with_gate,
+            }
+            for item in audit_run(self._live.store, run.run_id, output_schema=skill.output_schema)
+        ]
 
     def _open(self) -> None:
         setup = self._setup

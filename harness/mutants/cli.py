@@ -36,8 +36,13 @@ def _run(args: argparse.Namespace) -> int:
         first = f" by {result.killers[0]}" if result.killers else ""
         print(f"{state} {mutant.name} ({result.cases_run} cases){first}", file=sys.stderr, flush=True)
         results.append(result)
-    document = score(results, sentence_registry())
+    registry = sentence_registry()
+    document = score(results, registry)
     write_score(args.out, document)
+    if args.markdown is not None:
+        from harness.mutants.score import markdown_table, write_markdown
+
+        write_markdown(args.markdown, markdown_table(document, registry))
     total = document["score"]
     print(f"mutation score: {total['killed']}/{total['total']} killed; written to {args.out}")
     return 0 if total["killed"] == total["total"] else 1
@@ -56,5 +61,6 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--out", type=Path, default=Path("mutants.json"), help="the score (default mutants.json)"
     )
     run.add_argument("--jobs", type=int, default=default_jobs(), help="parallel cases (default: the cores)")
+    run.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table into FILE")
     run.add_argument("--catalog", type=Path, help="the scenarios folder (default: the shipped catalog)")
     run.set_defaults(handler=_run)

@@ -20,6 +20,7 @@ from typing import Any, Final, cast
 
 from fake_engines.invocation import ENGINES
 from harness.reference import protocol
+from harness.reference.audit import audit_run
 from harness.reference.clock import Clock, ManualClock, SystemClock
 from harness.reference.gate import READING_BODY
 from harness.reference.lifecycle import (
@@ -386,6 +387,16 @@ class JobService:
             ],
             "slot_held": self._orchestrator.slots.holds(job_id),
             "patch": patch_path.read_text(encoding="utf-8") if patch_path.exists() else None,
+            # The after-the-fact audit next to the live gate's decisions (Decision 3.1).
+            "audit": [
+                {
+                    "attempt": item.attempt_number,
+                    "marker_found": item.marker_found,
+                    "completion": item.completion,
+                    "agrees_with_gate": item.agrees_with_gate,
+                }
+                for item in audit_run(self._store, job_id, output_schema=self._run_skill(run).output_schema)
+            ],
         }
         if variant.history:  # a variant without history shows it nowhere, not even to turngate's hooks
             shown["history"] = [
@@ -400,6 +411,9 @@ class JobService:
                 for item in self._store.interactions(job_id)
             ]
         return shown
+
+    def _run_skill(self, run: RunRecord) -> Skill:
+        return load_skill(Path(run.request["skill_dir"]))  # the package the run started with
 
     def _hooks(self) -> None:
         if not self.config.test_hooks:
