@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Final
 
 from harness.connectors.base import CaseSetup, Observation, ReplyResult
+from harness.reference.audit import audit_run
 from harness.reference.clock import ManualClock
 from harness.reference.commands import CommandOptions
 from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
-from harness.reference.audit import audit_run
 from harness.reference.store import RunRecord, Store
 from harness.variants import REFERENCE, Variant, variant_observation
 

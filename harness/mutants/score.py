@@ -83,7 +83,7 @@ def _by_id(scenario_id: str, sentence_id: str) -> bool:
 
 
 def kills(result: CaseResult, sentences: Iterable[str]) -> bool:
-    """Whether a case's verdict reports a difference (a real one, not unverified) citing one of ``sentences``."""
+    """Whether a case reports a difference (a real one, not unverified) citing one of ``sentences``."""
     wanted = set(sentences)
     for difference in result.differences:
         if difference.get("authority") in wanted and difference.get("severity") in ("failed", "non-strict"):
