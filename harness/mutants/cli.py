@@ -31,7 +31,7 @@ def _run(args: argparse.Namespace) -> int:
     scenarios = load_catalog(args.catalog) if args.catalog else load_catalog()
     results = []
     for mutant in chosen:
-        result = run_mutant(mutant, scenarios, jobs=args.jobs)
+        result = run_mutant(mutant, scenarios, jobs=args.jobs, every_case=args.every_case)
         state = "killed" if result.killed else "SURVIVED"
         first = f" by {result.killers[0]}" if result.killers else ""
         print(f"{state} {mutant.name} ({result.cases_run} cases){first}", file=sys.stderr, flush=True)
@@ -61,6 +61,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--out", type=Path, default=Path("mutants.json"), help="the score (default mutants.json)"
     )
     run.add_argument("--jobs", type=int, default=default_jobs(), help="parallel cases (default: the cores)")
+    run.add_argument(
+        "--every-case", action="store_true", help="run every citing case, not only until the first kill"
+    )
     run.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table into FILE")
     run.add_argument("--catalog", type=Path, help="the scenarios folder (default: the shipped catalog)")
     run.set_defaults(handler=_run)

@@ -92,6 +92,10 @@ _ALL: Final = (
             f"{TURN}/completion-by-mode/marker-with-invalid-output-fails#and1",
             "design/decision-8/marker-no-bypass#2",
             "proposal/what-changes#terminal-precedence",
+            # waiting is not failed either
+            f"{LIFE}/completion-gate-by-mode/interactive-marker-invalid-output#then",
+            f"{TURN}/completion-by-mode/marker-with-invalid-output-fails#then",
+            "design/decision-8/marker-no-bypass#1",
         ),
         "marker with invalid output falls back to waiting_user (Decision 8)",
         Patch(GATE, p.when_rule("interactive-marker-output-invalid", p.waits)),
@@ -204,6 +208,7 @@ _ALL: Final = (
             "design/decision-1/dual-track-gate#1",
             f"{TURN}/completion-by-mode#req",
             f"{D31}#1",
+            f"{D31}#2",
         ),
         "the detector finds no marker at all",
         Patch(LIVE_DETECTOR, p.detector_finds_nothing),
@@ -631,6 +636,7 @@ _ALL: Final = (
         (
             f"{TURN}/runtime-patch-mode/interactive-patch#then",
             f"{TURN}/skill-patch-order/mode-exclusive#then",
+            f"{TURN}/skill-patch-order/mode-exclusive#and1",  # the auto module is injected
         ),
         "interactive runs get the auto mode module (no asking the user) instead of the interactive one",
         Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=False))),
@@ -643,7 +649,11 @@ _ALL: Final = (
     ),
     _mutant(
         "auto-patch-is-interactive",
-        (f"{POLICY}/auto-patch/keeps-auto-semantics#then", f"{POLICY}/auto-patch#req"),
+        (
+            f"{POLICY}/auto-patch/keeps-auto-semantics#then",
+            f"{POLICY}/auto-patch#req",
+            f"{POLICY}/auto-patch/keeps-auto-semantics#and1",  # the interactive module asks questions
+        ),
         "auto runs get the interactive mode module instead of the auto one",
         Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("auto", keep_own=False))),
     ),

