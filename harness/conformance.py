@@ -350,6 +350,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
     command) cannot be found or does not shake hands."""
     try:
         target = parse_target(args.target, args.target_options)
+        target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
         if target.http is not None:
             from harness.connectors.http import probe
 
@@ -364,7 +365,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
     except RuntimeError as error:  # TargetError, CommandProtocolError: down, or not the protocol
         first = str(error).strip().split("\n")[0]
         raise UsageProblem(f"--target {args.target}: {first}") from None
-    return _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
+    return target
 
 
 def _built_as(target: Target, variant: str | None, mutant: str | None) -> Target:

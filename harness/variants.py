@@ -75,7 +75,7 @@ class Variant:
 
     @property
     def hidden(self) -> frozenset[str]:
-        """Target capabilities this variant does not offer."""
+        """What this variant does not show (its checks are unverified, never failed)."""
         return frozenset(
             name for name, shown in (("history", self.history), ("events", self.protocol_events)) if not shown
         )
@@ -284,5 +284,9 @@ def variant_observation(
         )
         if variant.protocol_events
         else (),
-        extra={**observation.extra, "decisions": decisions},
+        extra={
+            **observation.extra,
+            "decisions": decisions,
+            "unobservable": sorted({*observation.extra.get("unobservable", ()), *variant.hidden}),
+        },
     )

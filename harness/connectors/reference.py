@@ -41,8 +41,6 @@ class ReferenceConnector:
     def __init__(
         self, *, turn_timeout_sec: float = 30.0, variant: Variant = REFERENCE, mutant: str | None = None
     ) -> None:
-        if variant.hidden:  # what the variant does not show, it cannot offer
-            self.capabilities = type(self).capabilities - variant.hidden
         self._variant = variant
         self._mutant = mutant  # a spec mutant's name (harness/mutants/), patched in for the case's duration
         self._restore: Callable[[], None] | None = None

@@ -8,6 +8,8 @@ and the registry is checked as data.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.catalog import load_catalog
@@ -16,9 +18,11 @@ from harness.connectors.reference import ReferenceConnector
 from harness.mutants import activate
 from harness.mutants.model import _owner
 from harness.mutants.registry import MUTANTS, UnknownMutant, mutant_named
-from harness.mutants.score import cited_sentences, citing, run_mutant, score, sentence_registry
+from harness.mutants.score import cited_sentences, citing, kills, run_mutant, score, sentence_registry
 from harness.reference import gate, marker, turn
-from harness.runner import run_case
+from harness.runner import run_all, run_case
+from harness.targets import Target, http_options
+from tests.server.conftest import start_server, stop_server
 
 CATALOG = load_catalog()
 # Mutants whose sentence no check can cite yet, and why; the test below fails once one can.
@@ -97,3 +101,37 @@ def test_scenarios_cite_sentences_through_their_by_maps() -> None:
 def test_an_unknown_mutant_is_one_line_naming_it() -> None:
     with pytest.raises(UnknownMutant, match="'no-such'"):
         mutant_named("no-such")
+
+
+def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    stale = "design/decision-5/stale-interaction-id-refused"
+    assert main(["run", "-k", stale, "--engine", "codex", "--jobs", "1"]) == 0
+    assert (
+        main(["run", "-k", stale, "--engine", "codex", "--jobs", "1", "--mutant", "stale-id-accepted"]) == 1
+    )
+    assert "FAILED design/decision-5/stale-interaction-id-refused [codex]" in capsys.readouterr().err
+    assert main(["run", "--target", "http://127.0.0.1:9", "--mutant", "stale-id-accepted"]) == 2
+    assert "only for --target reference" in capsys.readouterr().err
+    assert main(["run", "--mutant", "no-such"]) == 2
+
+
+def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "serve", "--test-hooks", "--mutant", "stale-id-accepted")
+    try:
+        options = http_options(
+            {
+                "base_url": server.url,
+                "scripts_dir": str(server.scripts),
+                "call_log": str(server.call_log),
+                "turngate_hooks": True,
+                "settle_timeout_sec": 60,
+            },
+            None,
+        )
+        scenario = next(s for s in CATALOG if s.id == "design/decision-5/stale-interaction-id-refused")
+        (result,) = run_all([(scenario, "codex")], target=Target(server.url, "http", http=options), jobs=1)
+    finally:
+        stop_server(server)
+    assert kills(result, MUTANTS["stale-id-accepted"].sentences), result.message
