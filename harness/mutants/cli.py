@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -48,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if total["killed"] == total["total"] else 1
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     from harness.runner import default_jobs
 
     mutants = commands.add_parser("mutants", help="spec mutants of the reference and the mutation score")

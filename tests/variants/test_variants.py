@@ -39,23 +39,7 @@ def test_there_are_at_least_six_conforming_variants() -> None:
     assert len(CONFORMING) >= 6
 
 
-# A variant the catalog still wrongs, and how: each is a false alarm for the catalog's owner to fix
-# (strict: the test says so as soon as it is fixed).
-WRONGED = {
-    "policy-names": "pending.default_decision_policy's value is checked against 'pending-has-policy#then',"
-    " which asks only that the payload contain the field (three scenarios)",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(reason=WRONGED[name], strict=True))
-        if name in WRONGED
-        else name
-        for name in CONFORMING
-    ],
-)
+@pytest.mark.parametrize("name", CONFORMING)
 def test_a_conforming_variant_passes_the_whole_catalog_in_process(name: str) -> None:
     planned = cases(CATALOG, [ENGINE_OF[name]])
     results = list(run_all(planned, target=parse_target(f"reference:{name}"), jobs=2))
