@@ -81,6 +81,8 @@ _ALL: Final = (
             f"{LIFE}/completion-gate-by-mode/interactive-success#then",
             f"{TURN}/completion-by-mode/interactive-strong-evidence#then",
             f"{POLICY}/evidence-priority/strong-evidence-completes#then",
+            f"{POLICY}/evidence-priority#req",
+            f"{LIFE}/completion-gate-by-mode#req",
         ),
         "marker and valid output: the run waits for the user instead of completing",
         Patch(GATE, p.when_rule("interactive-marker-output-valid", p.waits)),
@@ -117,6 +119,7 @@ _ALL: Final = (
             f"{TURN}/completion-by-mode/interactive-soft-evidence#then",
             f"{POLICY}/evidence-priority/soft-evidence-completes-with-warning#then",
             "design/decision-1/dual-track-gate#2",
+            f"{POLICY}/evidence-priority#req",
         ),
         "valid output without the marker waits instead of completing (no soft evidence)",
         Patch(GATE, p.when_rule("interactive-soft-completion", p.waits)),
@@ -145,6 +148,7 @@ _ALL: Final = (
             f"{POLICY}/max-attempt-stop/exceeded-without-evidence#then",
             f"{D6}#2",
             "proposal/what-changes#max-attempt-fails",
+            f"{POLICY}/max-attempt-stop#req",
         ),
         "max_attempt never stops the run: it keeps waiting",
         Patch(GATE, p.when_rule("interactive-max-attempt-exceeded", p.waits)),
@@ -190,6 +194,7 @@ _ALL: Final = (
             f"{TURN}/completion-by-mode/auto-marker-optional#and1",
             "design/decision-2/auto-output-validity#1",
             "design/decision-2/auto-output-validity#2",
+            f"{LIFE}/completion-gate-by-mode#req",
         ),
         "auto mode fails a valid output that has no marker",
         Patch(GATE, p.gate_rewrite(p.auto_requires_marker)),
@@ -686,6 +691,18 @@ _ALL: Final = (
         "the interactive patch says nothing about __SKILL_DONE__, so nothing forbids it before completion",
         Patch(BUILD_PATCH, p.patch_rewrite(p.without_marker_guidance)),
     ),
+)
+
+# MUST/SHOULD sentences a black-box check could see (the registry does not say otherwise) that have
+# no mutant, and why.
+WITHOUT_A_MUTANT: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "design/architecture#2": "the verdict compares event types, not the data of user.input.required"
+        " with the persisted pending",
+        f"{LIFE}/waiting-slot-policy/resumable-reacquires-slot-before-running#then": "one run per case"
+        " cannot show whether a slot is taken before or after entering running; it needs two runs"
+        " competing for one slot",
+    }
 )
 
 MUTANTS: Final[Mapping[str, Mutant]] = MappingProxyType({mutant.name: mutant for mutant in _ALL})

@@ -200,7 +200,9 @@ def markdown_table(document: Mapping[str, Any], registry: Mapping[str, Mapping[s
             continue
         mutants = by_sentence.get(sentence, [])
         if not mutants:
-            why = entry.get("observable") or "no mutant yet"
+            from harness.mutants.registry import WITHOUT_A_MUTANT
+
+            why = entry.get("observable") or WITHOUT_A_MUTANT.get(sentence, "no mutant yet")
             lines.append(f"| `{sentence}` | {entry['level']} | - | no black-box check: {why} |")
             continue
         names = ", ".join(

@@ -135,3 +135,12 @@ def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_pa
     finally:
         stop_server(server)
     assert kills(result, MUTANTS["stale-id-accepted"].sentences), result.message
+
+
+def test_a_sentence_listed_without_a_mutant_has_none_and_is_a_normative_one() -> None:
+    from harness.mutants.registry import WITHOUT_A_MUTANT
+
+    mutated = {sentence for mutant in MUTANTS.values() for sentence in mutant.sentences}
+    for sentence in WITHOUT_A_MUTANT:
+        assert sentence in sentences() and sentences()[sentence].level in ("MUST", "SHOULD")
+        assert sentence not in mutated
