@@ -94,7 +94,7 @@ def test_the_score_counts_per_spec_file_and_the_sentences_covered() -> None:
 
 
 def test_scenarios_cite_sentences_through_their_by_maps() -> None:
-    scenario = next(s for s in CATALOG if s.id == "design/decision-6/auto-ignores-max-attempt")
+    scenario = next(s for s in CATALOG if s.id == "design/decision-6/auto-mode-ignores-the-limit")
     assert cited_sentences(scenario) == {"design/decision-6/max-attempt-interactive-only#1"}
 
 
@@ -111,8 +111,8 @@ def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.
     assert (
         main(["run", "-k", stale, "--engine", "codex", "--jobs", "1", "--mutant", "stale-id-accepted"]) == 1
     )
-    assert "FAILED design/decision-5/stale-interaction-id-refused [codex]" in capsys.readouterr().err
-    assert main(["run", "--target", "http://127.0.0.1:9", "--mutant", "stale-id-accepted"]) == 2
+    assert "design/decision-5/backend-pending-baseline#2" in capsys.readouterr().err
+    assert main(["run", "--target", "cmd:./no-such-program", "--mutant", "stale-id-accepted"]) == 2
     assert "only for --target reference" in capsys.readouterr().err
     assert main(["run", "--mutant", "no-such"]) == 2
 
