@@ -366,11 +366,11 @@ def deadline_except(profile: str, strict: bool, action: tuple[str, str | None]) 
 def reply_to_any_id(original: Callable[..., Any]) -> Callable[..., Any]:
     """A reply is taken for the pending interaction whatever interaction_id it names."""
 
-    def reply(self: Any, run_id: str, interaction_id: int, response: str) -> Any:
+    def reply(self: Any, run_id: str, interaction_id: int, response: str, **options: Any) -> Any:
         run = self._run(run_id)
         if run.pending is not None:
             interaction_id = int(run.pending["interaction_id"])
-        return original(self, run_id, interaction_id, response)
+        return original(self, run_id, interaction_id, response, **options)
 
     return reply
 
@@ -378,7 +378,7 @@ def reply_to_any_id(original: Callable[..., Any]) -> Callable[..., Any]:
 def reply_must_match_options(original: Callable[..., Any]) -> Callable[..., Any]:
     """A reply to a pending with options must be one of them (004: any free text is accepted)."""
 
-    def reply(self: Any, run_id: str, interaction_id: int, response: str) -> Any:
+    def reply(self: Any, run_id: str, interaction_id: int, response: str, **keywords: Any) -> Any:
         from harness.reference.lifecycle import ReplyOutcome
 
         run = self._run(run_id)
@@ -388,7 +388,7 @@ def reply_must_match_options(original: Callable[..., Any]) -> Callable[..., Any]
         }
         if options and response not in allowed:
             return ReplyOutcome(False, run.state, "REPLY_NOT_AN_OPTION")
-        return original(self, run_id, interaction_id, response)
+        return original(self, run_id, interaction_id, response, **keywords)
 
     return reply
 
