@@ -76,6 +76,21 @@ _ALL: Final = (
         Patch(GATE, p.when_rule("interactive-no-evidence", p.fails("OUTPUT_NOT_FOUND"))),
     ),
     _mutant(
+        "interrupted-turn-waits",
+        (f"{LIFE}/pausable-lifecycle/incomplete-turn-enters-waiting#when-interrupted",),
+        "an interactive turn whose engine process crashed, hung or was cut off waits for the user",
+        Patch(
+            GATE,
+            p.gate_rewrite(
+                lambda evidence, decision: (
+                    p.waits(evidence, decision)
+                    if decision.rule == "process-interrupted" and evidence.mode == "interactive"
+                    else decision
+                )
+            ),
+        ),
+    ),
+    _mutant(
         "strong-evidence-waits",
         (
             f"{LIFE}/completion-gate-by-mode/interactive-success#then",
