@@ -274,19 +274,18 @@ def variant_observation(
         ),
         reason_code=variant.code(observation.reason_code),
         pending=variant.pending(observation.pending, engine),
-        history=tuple(variant.history_row(row) for row in observation.history) if variant.history else (),
-        events=tuple(
+        # None: the target cannot show it, so its checks are unverified (never failed, never passed).
+        history=None
+        if not variant.history or observation.history is None
+        else tuple(variant.history_row(row) for row in observation.history),
+        events=None
+        if not variant.protocol_events or observation.events is None
+        else tuple(
             {
                 "type": variant.event_type(event["type"]),
                 "data": variant.event_data(event["type"], event["data"]),
             }
             for event in observation.events
-        )
-        if variant.protocol_events
-        else (),
-        extra={
-            **observation.extra,
-            "decisions": decisions,
-            "unobservable": sorted({*observation.extra.get("unobservable", ()), *variant.hidden}),
-        },
+        ),
+        extra={**observation.extra, "decisions": decisions},
     )
