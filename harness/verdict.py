@@ -369,6 +369,13 @@ def _check(
                 yield _Miss(key, expected, count)
         case "patch":
             yield from _check_patch(expected, seen.get("patch"))
+        case "audit":
+            audit = seen.get("audit")
+            if audit is None:
+                raise _Unseen("the target does not show its audit classification next to its live gate")
+            differ = [item for item in audit if not item.get("agrees_with_gate")]
+            if differ:
+                yield _Miss(key, "the audit classifies every turn as the live gate decided", differ)
         case _:
             yield _Miss(key, expected, f"<turngate cannot check {key!r}>")
 

@@ -366,6 +366,8 @@ class HttpConnector:
         if self._anomalies:
             extra["anomalies"] = list(self._anomalies)
             self._anomalies.clear()
+        if "audit" in internals:  # turngate serve --test-hooks shows its audit next to the gate
+            extra = {**extra, "audit": list(internals["audit"])}
         return Observation(
             state=str(status["status"]),
             error_code=error.get("code") if isinstance(error, Mapping) else None,

@@ -267,3 +267,13 @@ def test_a_history_field_the_target_does_not_say_is_unverified() -> None:
         ("history.automatic", "unverified")
     ]
     assert judge(case, [observed(history=[{"interaction_id": 1, "automatic": False}])]).outcome == "failed"
+
+
+def test_the_audit_must_agree_with_the_live_gate() -> None:
+    agreeing = "design/decision-3.1/unified-detector#3"
+    case = checks({"audit": "agrees"}, {"audit": agreeing})
+    good = [{"attempt": 1, "marker_found": True, "completion": "strong", "agrees_with_gate": True}]
+    assert judge(case, [observed(audit=good)]).differences == ()
+    bad = [{**good[0], "agrees_with_gate": False}]
+    assert [item.severity for item in judge(case, [observed(audit=bad)]).differences] == ["failed"]
+    assert judge(case, [observed()]).outcome == "partial"  # a target that shows no audit
