@@ -20,24 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from harness.connectors.base import Connector
+from harness.connectors.base import CAPABILITIES, Connector
 from harness.optionsfile import check_types, read_mapping
 
-KNOWN_CAPABILITIES: Final = frozenset(
-    {
-        "clock",
-        "restart",
-        "slots",
-        "argv",
-        "sticky",
-        "history",
-        "events",
-        "patch",
-        "http",
-        "gemini_output_format",
-        "watchdog",
-    }
-)
+KNOWN_CAPABILITIES: Final = CAPABILITIES | {"http"}
 # What any job-API server shows: the events and history; the call log adds argv and the patch.
 HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
 # turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a

@@ -19,25 +19,13 @@ from harness.cmdproto.messages import (
     check_response,
     schema,
 )
+from harness.connectors.base import CAPABILITIES
 
 PROTOCOL_VERSION: Final = 1
 
 # The capability words an implementation may declare (harness/connectors/base.py); unknown words are
 # ignored. ``http`` is not here: it names a job-API surface, which a program spoken to over pipes lacks.
-KNOWN_CAPABILITIES: Final = frozenset(
-    {
-        "clock",
-        "restart",
-        "slots",
-        "argv",
-        "sticky",
-        "history",
-        "events",
-        "patch",
-        "gemini_output_format",
-        "watchdog",
-    }
-)
+KNOWN_CAPABILITIES: Final = CAPABILITIES
 
 __all__ = [
     "KNOWN_CAPABILITIES",

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from harness import __version__
-from harness.connectors.base import CaseSetup
-from harness.connectors.reference import CAPABILITIES, ReferenceConnector
+from harness.connectors.base import CAPABILITIES, CaseSetup
+from harness.connectors.reference import ReferenceConnector
 
 PROTOCOL_VERSION: Final = 1
 IMPLEMENTATION: Final = {

@@ -14,7 +14,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
+
+# Every capability a connector may declare, but ``http`` (a job-API surface, which only an HTTP
+# target has): one list for the reference, the command protocol and target files.
+CAPABILITIES: Final = frozenset(
+    {
+        "clock",
+        "restart",
+        "slots",
+        "argv",
+        "sticky",
+        "history",
+        "events",
+        "patch",
+        "gemini_output_format",
+        "watchdog",
+    }
+)
 
 
 class CaseSkipped(RuntimeError):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
 
-from harness.connectors.base import CaseSetup, Observation, ReplyResult
+from harness.connectors.base import CAPABILITIES, CaseSetup, Observation, ReplyResult
 from harness.reference.audit import audit_run
 from harness.reference.clock import ManualClock
 from harness.reference.commands import CommandOptions
@@ -15,21 +14,6 @@ from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from harness.reference.skill import load_skill
 from harness.reference.store import RunRecord, Store
 from harness.variants import REFERENCE, Variant, variant_observation
-
-CAPABILITIES: Final = frozenset(
-    {
-        "clock",
-        "restart",
-        "slots",
-        "argv",
-        "sticky",
-        "history",
-        "events",
-        "patch",
-        "gemini_output_format",
-        "watchdog",
-    }
-)
 
 
 class ReferenceConnector:
