@@ -85,7 +85,7 @@ def observed_step(
     # Evidence a connector kept of answers the API does not foresee, and where events came from.
     if extra.get("audit") is not None:  # the audit next to the live gate (Decision 3.1), for the verdict
         seen["audit"] = [dict(item) for item in extra["audit"]]
-    for name in ("anomalies", "events_source"):
+    for name in ("anomalies", "events_source", "refusal"):
         if extra.get(name):
             seen[name] = extra[name]
     step: dict[str, Any] = {
@@ -123,9 +123,11 @@ def record(
     calls_before = 0
     for step in steps:
         # The patched SKILL.md is long and the same for every case of a mode: checked, not recorded.
-        # The audit restates the gate's decisions (they are recorded): checked, not recorded.
+        # The audit restates the decisions; a refusal's wording is the target's: checked, not recorded.
         observation = {
-            name: value for name, value in step["observation"].items() if name not in ("patch", "audit")
+            name: value
+            for name, value in step["observation"].items()
+            if name not in ("patch", "audit", "refusal")
         }
         calls = list(step["calls"])  # cumulative for the verdict; the record keeps each step's new ones
         rest = {name: value for name, value in step.items() if name != "engine"}  # the record says it once

@@ -27,7 +27,15 @@ from fake_engines.engine import NON_RESUMABLE_FILE
 from fake_engines.install import install
 from fake_engines.script import precompile
 from harness.catalog import Scenario
-from harness.connectors.base import CaseSetup, CaseSkipped, Connector, ReplyResult, TargetUnreachable
+from harness.connectors.base import (
+    CaseSetup,
+    CaseSkipped,
+    Connector,
+    Observation,
+    PackageRefused,
+    ReplyResult,
+    TargetUnreachable,
+)
 from harness.decision_record import Placeholders, observed_step, record
 from harness.targets import Target, parse_target
 from harness.verdict import Verdict, judge
@@ -290,7 +298,17 @@ def _perform(
         accepted: bool | None = None
         match step.action:
             case "start":
-                connector.start(setup)
+                try:
+                    connector.start(setup)
+                except PackageRefused as refusal:  # no run at all: the one thing left to observe
+                    refused = Observation(
+                        "refused", None, (), None, None, None, 0, extra={"refusal": str(refusal)}
+                    )
+                    observed = observed_step(
+                        index, step.action, step.argument, refused, None, None, [], names
+                    )
+                    steps.append({**observed, "engine": setup.engine})
+                    break
             case "reply":
                 text, interaction_id = (
                     (step.argument, None)

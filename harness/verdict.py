@@ -188,7 +188,16 @@ def judge(
     names = enforced or convention_sets()[DEFAULT_SET]
     found: list[Difference] = []
     unverified_must = False
-    for index, (expect, step) in enumerate(zip(checks.expectations(reading), steps, strict=True)):
+    for index, expect in enumerate(checks.expectations(reading)):
+        if index >= len(steps):  # the case stopped early (a package refused at start): not reached
+            for key, expected in expect.items():
+                authority = checks.authority(index, key, reading)
+                missing = {"action": checks.actions[index]}
+                difference = _difference(index, missing, _Miss(key, expected, None), authority, enforced)
+                found.append(_unverified(difference, "not reached: the case stopped at an earlier step"))
+                unverified_must = unverified_must or difference.level == "MUST"
+            continue
+        step = steps[index]
         for key, expected in expect.items():
             authority = checks.authority(index, key, reading)
             try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from harness import __version__
-from harness.connectors.base import CAPABILITIES, CaseSetup
+from harness.connectors.base import CAPABILITIES, CaseSetup, PackageRefused
 from harness.connectors.reference import ReferenceConnector
 
 PROTOCOL_VERSION: Final = 1
@@ -104,6 +104,8 @@ def serve(requests: TextIO, answers: TextIO, implementation: Implementation) -> 
             break
         try:
             response = implementation.answer(request)
+        except PackageRefused as refusal:  # the case's skill package is invalid: a named answer
+            response = {"error": {"message": str(refusal), "code": "package-refused"}}
         except Exception as error:  # the step failed, the process is fine: say why and keep serving
             response = {"error": {"message": f"{type(error).__name__}: {error}"}}
         answers.write(json.dumps(response) + "\n")

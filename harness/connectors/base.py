@@ -34,6 +34,11 @@ CAPABILITIES: Final = frozenset(
 )
 
 
+class PackageRefused(RuntimeError):
+    """The target refused the case's skill package before any run (its own reason): the start step
+    observes the state ``refused``, which a scenario about an invalid package expects."""
+
+
 class CaseSkipped(RuntimeError):
     """The target refuses the case for a reason that is not a spec question (an engine it does not
     support, say): the case is ``skipped`` with the target's own reason, never failed or errored."""

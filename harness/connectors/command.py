@@ -59,6 +59,9 @@ class TargetUnreachable(CommandProtocolError, base.TargetUnreachable):
     """
 
 
+PACKAGE_REFUSED: Final = "package-refused"  # the error code of a run.start whose package is refused
+
+
 class ImplementationError(RuntimeError):
     """The implementation answered ``{"error": ...}``: it is healthy but could not perform the step."""
 
@@ -133,6 +136,8 @@ class _Process:
                 self._discard(str(error))
         if "error" in answer:
             problem = answer["error"]
+            if cmd == "run.start" and problem.get("code") == PACKAGE_REFUSED:
+                raise base.PackageRefused(problem["message"])
             code = f" [{problem['code']}]" if "code" in problem else ""
             raise ImplementationError(f"implementation could not perform {cmd}{code}: {problem['message']}")
         result: dict[str, Any] = answer

@@ -165,6 +165,8 @@ class HttpConnector:
         path = "/v1/skill-packages/install"
         files = {"file": (f"{skill_dir.name}.zip", package_zip(skill_dir), "application/zip")}
         status, answer = self._call("POST", path, files=files)
+        if status == 400:  # the server read the package and refused it
+            raise base.PackageRefused(f"POST {path} ({skill_dir.name}): HTTP 400: {short(answer)}")
         if status != 200:
             raise TargetError(f"POST {path} ({skill_dir.name}): HTTP {status}: {short(answer)}")
         if not isinstance(answer, Mapping) or answer.get("status") not in ("queued", "running"):
@@ -192,7 +194,9 @@ class HttpConnector:
                 return
             if state == "failed":
                 reason = answer.get("error") or "no reason given"
-                raise TargetError(f"install of skill {skill!r} failed on the server: {one_line(reason)}")
+                raise base.PackageRefused(
+                    f"install of skill {skill!r} failed on the server: {one_line(reason)}"
+                )
             if time.monotonic() >= deadline:
                 raise TargetError(
                     f"install of skill {skill!r} still {state!r} after {self.options.settle_timeout_sec:g} s"

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.connectors.base import CAPABILITIES, CaseSetup, Observation, ReplyResult
+from harness.connectors.base import CAPABILITIES, CaseSetup, Observation, PackageRefused, ReplyResult
 from harness.reference.audit import audit_run
 from harness.reference.clock import ManualClock
 from harness.reference.commands import CommandOptions
 from harness.reference.gate import READING_BODY, SOFT_COMPLETION_READINGS
 from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
-from harness.reference.skill import load_skill
+from harness.reference.skill import SkillPackageError, load_skill
 from harness.reference.store import RunRecord, Store
 from harness.variants import REFERENCE, Variant, variant_observation
 
@@ -46,8 +46,12 @@ class ReferenceConnector:
         self._setup = setup
         self._open()
         runtime = setup.runtime
+        try:
+            skill = load_skill(setup.skill_dir)
+        except SkillPackageError as error:
+            raise PackageRefused(str(error)) from None
         request = RunRequest(
-            skill=load_skill(setup.skill_dir),
+            skill=skill,
             engine=setup.engine,
             mode=runtime["mode"],
             input={"case": f"tg-case-{setup.case_id}"},

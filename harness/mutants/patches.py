@@ -555,3 +555,27 @@ def hints_not_cut(original: Callable[[str], str]) -> Callable[[str], str]:
 
 def constant(value: Any) -> Factory:
     return lambda original: value
+
+
+# Skill packages --------------------------------------------------------------------------------
+
+
+def max_attempt_unchecked(original: Callable[..., Any]) -> Callable[..., Any]:
+    """runner.json parsed as if an invalid max_attempt were absent: the package is accepted."""
+
+    def parse_manifest(text: str, file: Any) -> Any:
+        import json
+
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return original(text, file)
+        value = document.get("max_attempt") if isinstance(document, dict) else None
+        valid = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if value is None or valid:
+            return original(text, file)
+        return original(
+            json.dumps({name: item for name, item in document.items() if name != "max_attempt"}), file
+        )
+
+    return parse_manifest

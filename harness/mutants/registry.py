@@ -706,6 +706,13 @@ _ALL: Final = (
         "the interactive patch says nothing about __SKILL_DONE__, so nothing forbids it before completion",
         Patch(BUILD_PATCH, p.patch_rewrite(p.without_marker_guidance)),
     ),
+    # Skill packages ---------------------------------------------------------------------------------
+    _mutant(
+        "max-attempt-unchecked",
+        (f"{D6}#1",),
+        'a runner.json max_attempt of 0, -1, "three" or 1.5 is accepted (and ignored) instead of refused',
+        Patch("harness.reference.skill:parse_manifest", p.max_attempt_unchecked),
+    ),
 )
 
 # MUST/SHOULD sentences a black-box check could see (the registry does not say otherwise) that have

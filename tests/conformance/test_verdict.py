@@ -277,3 +277,18 @@ def test_the_audit_must_agree_with_the_live_gate() -> None:
     bad = [{**good[0], "agrees_with_gate": False}]
     assert [item.severity for item in judge(case, [observed(audit=bad)]).differences] == ["failed"]
     assert judge(case, [observed()]).outcome == "partial"  # a target that shows no audit
+
+
+def test_steps_a_case_never_reached_are_unverified() -> None:
+    case = Checks(
+        "x/y/z",
+        ({"state": "waiting_user"}, {"state": "succeeded"}),
+        ("start", "reply"),
+        {"state": WAITING},
+        ({}, {}),
+        {},
+        None,
+    )
+    verdict = judge(case, [observed(state="refused")])
+    assert [(item.step, item.severity) for item in verdict.differences] == [(0, "failed"), (1, "unverified")]
+    assert "not reached" in verdict.differences[1].note
