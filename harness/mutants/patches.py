@@ -267,8 +267,10 @@ def pending_rewrite(change: Callable[[Any, str | None], Any]) -> Factory:
     """``build_pending`` followed by ``change(pending, final_message)``."""
 
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        def build_pending(*, attempt_number: int, final_message: str | None) -> Any:
-            return change(original(attempt_number=attempt_number, final_message=final_message), final_message)
+        # The reference's own keywords (the turn's `scan_hints`) go through untouched.
+        def build_pending(*, attempt_number: int, final_message: str | None, **keywords: Any) -> Any:
+            pending = original(attempt_number=attempt_number, final_message=final_message, **keywords)
+            return change(pending, final_message)
 
         return build_pending
 
@@ -311,7 +313,8 @@ def keeps_slot(rule: Callable[[Any, bool], bool]) -> Factory:
 def deadline_policy(choose: Callable[[Any], tuple[str, str | None]]) -> Factory:
     """``check_deadlines`` choosing, per timed-out run, (action, error code).
 
-    Actions: ``auto`` (an automatic reply), ``wait``, ``fail``, ``fail-keep-process``."""
+    Actions: ``auto`` (an automatic reply), ``auto-fresh-session`` (an automatic reply played
+    in a new session, not a resume turn), ``wait``, ``fail``, ``fail-keep-process``."""
 
     def make(original: Callable[[Any], None]) -> Callable[[Any], None]:
         from harness.reference.pending import auto_decision_reply, pending_from_json
@@ -324,7 +327,10 @@ def deadline_policy(choose: Callable[[Any], tuple[str, str | None]]) -> Factory:
                     if run.wait_deadline_at is None or now < run.wait_deadline_at:
                         continue
                     action, code = choose(run)
-                    if action == "auto":
+                    if action.startswith("auto"):
+                        if action == "auto-fresh-session":  # the session is forgotten: no resume turn
+                            with self.store.transaction() as tx:
+                                run = tx.update_run(run, session_id=None)
                         reply = auto_decision_reply(pending_from_json(run.pending))
                         self._continue(run, reply, automatic=True)
                     elif action.startswith("fail"):
@@ -407,10 +413,15 @@ def waiting_without_pending(original: Callable[..., None]) -> Callable[..., None
 
 
 def answer_not_kept(original: Callable[..., None]) -> Callable[..., None]:
+    """The reply's text is not kept: the history row says it was answered, with an empty response.
+
+    (Leaving the row's response unset would not do: a history that does not say is
+    `unverified`, as for a target whose rows are rebuilt from events.)"""
+
     def answer(
         self: Any, run_id: str, interaction_id: int, response: str, at: float, *, automatic: bool
     ) -> None:
-        return None
+        original(self, run_id, interaction_id, "", at, automatic=automatic)
 
     return answer
 
@@ -551,6 +562,22 @@ def hints_not_cut(original: Callable[[str], str]) -> Callable[[str], str]:
         return text
 
     return strip_hints
+
+
+def output_sees_hints(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``check_output`` handed a scan whose text keeps every hint: the output check reads them too.
+
+    The turn scans the hints once and passes the scan (`scan_hints`), so the output
+    check never calls `strip_hints` itself; the scan's ``stripped`` text is what it reads.
+    """
+
+    def check_output(final_message: str | None, **keywords: Any) -> Any:
+        scan = keywords.get("hints")
+        if scan is not None:
+            keywords["hints"] = replace(scan, stripped=final_message or "")
+        return original(final_message, **keywords)
+
+    return check_output
 
 
 def constant(value: Any) -> Factory:

@@ -318,6 +318,7 @@ _ALL: Final = (
         (f"{D4}#4",),
         "a malformed ask_user envelope is taken for the business output under a permissive schema",
         Patch("harness.reference.output:strip_hints", p.hints_not_cut),
+        Patch("harness.reference.turn:check_output", p.output_sees_hints),
         Patch("harness.reference.output:is_ask_user_envelope", p.nothing_is_an_envelope),
     ),
     # ask_user hints -------------------------------------------------------------------------------
@@ -461,7 +462,7 @@ _ALL: Final = (
     _mutant(
         "reply-not-recorded",
         (f"{LIFE}/interaction-history/ask-reply-recorded#then", f"{LIFE}/interaction-history#req"),
-        "replies are not persisted in the interaction history",
+        "a reply's text is not persisted in the interaction history (the row keeps an empty response)",
         Patch("harness.reference.store:Transaction.answer", p.answer_not_kept),
     ),
     # Slots, profiles and the wait deadline -------------------------------------------------------------
@@ -537,10 +538,14 @@ _ALL: Final = (
         ),
     ),
     _mutant(
-        "resumable-lenient-keeps-waiting",
+        "resumable-lenient-not-resumed",
         (f"{LIFE}/strict-switch/resumable-strict-false#then",),
-        "a resumable run with interactive_require_user_reply=false keeps waiting at the deadline",
-        Patch(f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("resumable", False, ("wait", None))),
+        "a resumable run with interactive_require_user_reply=false plays its automatic reply at the"
+        " deadline in a new session, not a resume turn",
+        Patch(
+            f"{ORCHESTRATOR}.check_deadlines",
+            p.deadline_except("resumable", False, ("auto-fresh-session", None)),
+        ),
     ),
     _mutant(
         "resumable-lenient-fails",

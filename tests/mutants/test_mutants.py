@@ -8,6 +8,7 @@ and the registry is checked as data.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,29 @@ def test_a_mutant_patches_existing_functions_and_gives_them_back(name: str) -> N
         for owner, attribute in before
     ]
     assert all(now is then for now, then in zip(after, originals, strict=True))
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_mutant_replacement_takes_every_argument_its_original_takes(name: str) -> None:
+    """A replacement with an older signature raises TypeError and the mutant "lives" for the wrong reason."""
+    for patch in MUTANTS[name].patches:
+        owner, attribute = _owner(patch.target)
+        original = vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+        if not inspect.isfunction(original):
+            continue  # a constant (e.g. MARKER_KEY)
+        replacement = patch.make(original)
+        positional: list[object] = []
+        keywords: dict[str, object] = {}
+        for parameter in inspect.signature(original).parameters.values():
+            match parameter.kind:
+                case inspect.Parameter.POSITIONAL_ONLY | inspect.Parameter.POSITIONAL_OR_KEYWORD:
+                    positional.append(None)
+                case inspect.Parameter.KEYWORD_ONLY:
+                    keywords[parameter.name] = None
+        try:
+            inspect.signature(replacement).bind(*positional, **keywords)
+        except TypeError as error:
+            pytest.fail(f"{name}: {patch.target}: the replacement refuses the original's arguments: {error}")
 
 
 def test_the_connector_takes_its_mutant_back_when_the_case_ends() -> None:
