@@ -205,6 +205,8 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             variant=compiled["variants"][engine],
             clock=clock,
         )
+        if engine == "gemini":  # chosen by flag or settings.json: the log shows which the server chose
+            log.note(output_format=context.output_format)
         operations = render_turn(turn, _formats(engine).make(context))
         if settings.log_output:
             _note_output(log, operations)  # before playing: a crash or hang still leaves it in the log

@@ -65,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
             slots=args.slots,
             reading=args.reading,
             test_hooks=args.test_hooks,
+            probe_each_run=args.probe_each_run,
             turn_timeout_sec=args.turn_timeout,
             max_reply_bytes=args.max_reply_bytes,
             max_turn_output_bytes=args.max_turn_output_bytes,
@@ -113,6 +114,11 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--test-hooks",
         action="store_true",
         help="manual clock, restart and internals under /v1/_turngate/ (for turngate's own tests)",
+    )
+    serve.add_argument(
+        "--probe-each-run",
+        action="store_true",
+        help="probe the engine's resume support for every run (else once per engine), as a real server may",
     )
     serve.add_argument(
         "--turn-timeout", type=positive_seconds, default=120.0, help="seconds one engine turn may take"

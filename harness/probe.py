@@ -100,6 +100,11 @@ def probe_server(
         each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
         found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
         raw["probes_each_run"] = each_run
+        if "gemini" in accepted:
+            chosen = _gemini_format_from_skill(options, skill, scripts, workdir, call_log)
+            answer = "yes" if chosen == "stream-json" else f"no (gemini ran {chosen or 'unknown'})"
+            found.say(f"gemini output format from the skill's assets/gemini_settings.json: {answer}")
+            raw["skill_gemini_settings"] = chosen == "stream-json"
     if timeout_probe:
         honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
         found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
@@ -178,6 +183,40 @@ def _probes_each_run(
         stream.seek(before)
         lines = stream.read().decode("utf-8", "replace").splitlines()
     return any(_action(line) == "help" for line in lines)
+
+
+def _gemini_format_from_skill(
+    options: HttpOptions, skill: Path, scripts: Path, workdir: Path, call_log: Path
+) -> str | None:
+    """The output format gemini ran in for a skill whose own settings ask for stream-json.
+
+    The fake gemini records the format it was given (flag or settings.json) in the call log; a
+    server that enforces its own (json) makes the stream-json scenarios impossible there.
+    """
+    case = f"{PROBE_SKILL}__gemini-format__gemini"
+    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    before = call_log.stat().st_size if call_log.exists() else 0
+    connector = HttpConnector(replace(options, skill_gemini_settings=True))
+    try:
+        setup = replace(_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json")
+        connector.start(setup)
+        connector.settle()
+    except (CaseSkipped, TargetError):
+        return None
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    for line in lines:
+        try:
+            call = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(call, dict) and call.get("case") == case and call.get("output_format"):
+            return str(call["output_format"])
+    return None
 
 
 def _action(line: str) -> object:

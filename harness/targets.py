@@ -56,6 +56,8 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "patch_modules": dict,
     "slots": int,
     "probes_each_run": bool,
+    "skill_gemini_settings": bool,
+    "turn_timeout_sec": (int, float),
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
 AUTH_SCHEMES: Final = ("bearer", "basic")
@@ -99,6 +101,12 @@ class HttpOptions:
     # The server probes each run's engine for resume support, so the fake engines' non-resumable
     # knob (a file in the scripts folder) makes it choose sticky_process: the sticky scenarios run.
     probes_each_run: bool = False
+    # The server runs gemini in the output format the skill's own assets/gemini_settings.json names:
+    # a case needing one (stream-json) carries it in its package, so those cases run without hooks.
+    skill_gemini_settings: bool = False
+    # The server's own engine watchdog (seconds a turn may take before it ends the engine), from its
+    # configuration: the hung-engine scenarios run, waiting that long; None: they are skipped.
+    turn_timeout_sec: float | None = None
     # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
     patch_modules: Mapping[str, str] = field(default_factory=dict)
 
@@ -208,6 +216,10 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= {"slots"}
         if raw.get("probes_each_run"):
             capabilities |= {"sticky"}
+        if raw.get("skill_gemini_settings"):
+            capabilities |= {"gemini_output_format"}
+        if raw.get("turn_timeout_sec"):
+            capabilities |= {"watchdog"}
         if raw.get("restart_command"):
             capabilities |= {"restart"}
     else:
@@ -230,6 +242,13 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         raise TargetProblem(f"{where}: events_source: {events_source!r}: one of {', '.join(EVENTS_SOURCES)}")
     engines = raw.get("engines")
     models = {str(engine): str(model) for engine, model in dict(raw.get("models", {})).items()}
+    turn_timeout = float(raw["turn_timeout_sec"]) if raw.get("turn_timeout_sec") is not None else None
+    settle = float(raw.get("settle_timeout_sec", 300.0))
+    if turn_timeout is not None and not 0 < turn_timeout < settle:
+        raise TargetProblem(
+            f"{where}: turn_timeout_sec: {turn_timeout!r}: must be more than 0 and less than"
+            f" settle_timeout_sec ({settle:g}), or a hung engine's case cannot wait for the watchdog"
+        )
     retries = int(raw.get("retries", 5))
     if retries < 0:
         raise TargetProblem(f"{where}: retries: {retries!r}: must be >= 0")
@@ -240,7 +259,7 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         capabilities=frozenset(capabilities),
         extra_request=dict(raw.get("extra_request", {})),
         request_timeout_sec=float(raw.get("request_timeout_sec", 30.0)),
-        settle_timeout_sec=float(raw.get("settle_timeout_sec", 300.0)),
+        settle_timeout_sec=settle,
         turngate_hooks=hooks,
         jobs=jobs,
         events_stream=bool(raw.get("events_stream", True)),
@@ -255,6 +274,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         restart_command=str(raw["restart_command"]) if raw.get("restart_command") else None,
         slots=_at_least_one(where, "slots", raw) if "slots" in raw else None,
         probes_each_run=bool(raw.get("probes_each_run", False)),
+        skill_gemini_settings=bool(raw.get("skill_gemini_settings", False)),
+        turn_timeout_sec=turn_timeout,
         patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
     )
 

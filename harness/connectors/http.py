@@ -116,7 +116,11 @@ class HttpConnector:
         self._setup = setup
         log = self.options.call_log
         self._log_start = log.stat().st_size if log is not None and log.exists() else 0
-        self._install(setup.skill_dir)
+        gemini_format = None
+        by_skill = self.options.skill_gemini_settings and not self.options.turngate_hooks
+        if setup.engine == "gemini" and by_skill:
+            gemini_format = setup.gemini_output_format  # the skill's own gemini settings choose it
+        self._install(setup.skill_dir, gemini_format)
         runtime = setup.runtime
         options: dict[str, Any] = {"execution_mode": runtime["mode"], "no_cache": True}
         if "require_user_reply" in runtime:
@@ -161,9 +165,9 @@ class HttpConnector:
         self._job = str(answer["request_id"])
         self._replied_to = None
 
-    def _install(self, skill_dir: Path) -> None:
+    def _install(self, skill_dir: Path, gemini_format: str | None = None) -> None:
         path = "/v1/skill-packages/install"
-        files = {"file": (f"{skill_dir.name}.zip", package_zip(skill_dir), "application/zip")}
+        files = {"file": (f"{skill_dir.name}.zip", package_zip(skill_dir, gemini_format), "application/zip")}
         status, answer = self._call("POST", path, files=files)
         if status == 400:  # the server read the package and refused it
             raise base.PackageRefused(f"POST {path} ({skill_dir.name}): HTTP 400: {short(answer)}")
@@ -667,14 +671,23 @@ def probe(options: HttpOptions) -> None:
         )
 
 
-def package_zip(skill_dir: Path) -> bytes:
+SKILL_GEMINI_SETTINGS: Final = "assets/gemini_settings.json"
+
+
+def package_zip(skill_dir: Path, gemini_format: str | None = None) -> bytes:
     """The skill folder zipped under its own name, its runner.json at a version never used before.
 
     Servers refuse to reinstall a skill id at the same or a lower version; a nanosecond clock
-    makes each install's version higher than every earlier one, across runs.
+    makes each install's version higher than every earlier one, across runs. With a
+    ``gemini_format`` the package carries the skill's own gemini defaults
+    (``assets/gemini_settings.json``, ``output.format``), the one way a client without hooks has
+    to ask for gemini's output format; a server may still override it.
     """
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        if gemini_format is not None:
+            settings = {"output": {"format": gemini_format}}
+            archive.writestr(f"{skill_dir.name}/{SKILL_GEMINI_SETTINGS}", json.dumps(settings))
         for path in sorted(skill_dir.rglob("*")):
             if not path.is_file():
                 continue

@@ -31,6 +31,7 @@ class ServeOptions:
     slots: int = 2
     reading: str = READING_BODY
     test_hooks: bool = False
+    probe_each_run: bool = False  # probe the engine's resume support for every run, not once
     turn_timeout_sec: float = 120.0
     max_reply_bytes: int = MAX_REPLY_BYTES
     max_turn_output_bytes: int = DEFAULT_OUTPUT_LIMIT
@@ -93,6 +94,7 @@ def build_service(options: ServeOptions) -> JobService:
         slots=options.slots,
         soft_completion_reading=options.reading,
         test_hooks=options.test_hooks,
+        probe_each_run=options.probe_each_run,
         max_reply_bytes=options.max_reply_bytes,
         variant=variant,
     )

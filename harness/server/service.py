@@ -69,6 +69,9 @@ class ServiceConfig:
     slots: int = 2
     soft_completion_reading: str = READING_BODY
     test_hooks: bool = False  # the manual clock, restart and internals under /v1/_turngate/
+    # Probe the engine's resume support for every interactive run, as a real server may, rather
+    # than once per engine: an engine that turns non-resumable makes the next run sticky_process.
+    probe_each_run: bool = False
     max_reply_bytes: int = MAX_REPLY_BYTES
     max_package_bytes: int = MAX_PACKAGE_BYTES
     max_job_bytes: int = MAX_JOB_BYTES
@@ -98,7 +101,7 @@ class JobService:
             slots=self.config.slots,
             soft_completion_reading=self.config.soft_completion_reading,
             # With the test hooks each job probes like a fresh in-process orchestrator does per case.
-            cache_probes=not self.config.test_hooks,
+            cache_probes=not (self.config.test_hooks or self.config.probe_each_run),
         )
         return store, orchestrator
 
@@ -204,6 +207,8 @@ class JobService:
         output_format = options.get("turngate_gemini_output_format")
         if output_format is not None and output_format not in GEMINI_FORMATS:
             raise _invalid_option("turngate_gemini_output_format", output_format, "json or stream-json")
+        if output_format is None and engine == "gemini":
+            output_format = _skill_gemini_format(skill.folder)
         turn_timeout = options.get("turngate_turn_timeout_sec")
         if turn_timeout is not None and (
             isinstance(turn_timeout, bool)
@@ -473,3 +478,30 @@ def _package_problem(problem: SkillPackageError, staging: Path) -> str:
                 continue
     parts = [problem.code, file] + [part for part in (problem.field, problem.value) if part is not None]
     return ": ".join([*parts, problem.message])
+
+
+SKILL_GEMINI_SETTINGS: Final = "assets/gemini_settings.json"
+
+
+def _skill_gemini_format(folder: Path) -> str | None:
+    """`output.format` of the skill's own gemini defaults (`assets/gemini_settings.json`), if any.
+
+    A skill package may carry gemini settings, as Skill-Runner's skills do: so a client without the
+    test hooks can still have gemini run in the output format the skill needs.
+    """
+    path = folder / SKILL_GEMINI_SETTINGS
+    if not path.is_file():
+        return None
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as problem:
+        raise ApiError(400, "SKILL_INVALID", f"{SKILL_GEMINI_SETTINGS}: not JSON: {problem}") from None
+    output = settings.get("output") if isinstance(settings, Mapping) else None
+    chosen = output.get("format") if isinstance(output, Mapping) else None
+    if chosen is None:
+        return None
+    if chosen not in GEMINI_FORMATS:
+        raise ApiError(
+            400, "SKILL_INVALID", f"{SKILL_GEMINI_SETTINGS}: output.format: {chosen!r}: json or stream-json"
+        )
+    return str(chosen)

@@ -343,3 +343,26 @@ def test_a_zip_of_the_folder_contents_is_named_by_its_skill_md(server: Server, t
     body, content_type = multipart(buffer.getvalue())
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
     assert code == 400 and "front matter" in answer["error"]["message"]
+
+
+def test_a_skills_own_gemini_settings_choose_the_output_format_and_a_bad_one_is_refused(
+    server: Server, tmp_path: Any
+) -> None:
+    from harness.runner import write_skill
+
+    skill = write_skill(tmp_path, {}, name="streamy")
+    (skill / "assets" / "gemini_settings.json").write_text('{"output": {"format": "stream-json"}}')
+    body, content_type = zip_folder(skill)
+    assert server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)[0] == 200
+    case = server.script(f"api-{uuid.uuid4().hex[:8]}", ASK[1:])
+    request = {"skill_id": "streamy", "engine": "gemini", "input": {"case": f"tg-case-{case}"}}
+    job = server.call("POST", "/v1/jobs", request)[1]["request_id"]
+    assert server.settle(job)["status"] == "succeeded"
+    calls = [json.loads(line) for line in server.call_log.read_text().splitlines()]
+    assert [call["output_format"] for call in calls if call.get("case") == case] == ["stream-json"]
+    (skill / "assets" / "gemini_settings.json").write_text('{"output": {"format": "yaml"}}')
+    body, content_type = zip_folder(skill)
+    assert server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)[0] == 200
+    code, answer = server.call("POST", "/v1/jobs", {"skill_id": "streamy", "engine": "gemini"})
+    assert code == 400 and answer["error"]["code"] == "SKILL_INVALID"
+    assert "gemini_settings.json" in answer["error"]["message"] and "'yaml'" in answer["error"]["message"]

@@ -125,6 +125,10 @@ def test_a_server_that_goes_away_mid_run_leaves_the_rest_unreached_in_the_report
             {"base_url": "http://x", "scripts_dir": "/s", "capabilities": ["telepathy"]},
             ["capabilities", "telepathy"],
         ),
+        (
+            {"base_url": "http://x", "scripts_dir": "/s", "turn_timeout_sec": 400, "settle_timeout_sec": 300},
+            ["turn_timeout_sec", "400", "settle_timeout_sec"],
+        ),
     ],
 )
 def test_a_bad_target_options_file_names_the_file_field_and_value(

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from harness.probe import probe_server
-from harness.targets import parse_target
+from harness.targets import http_options, parse_target
 from tests.server.conftest import Server, start_server, stop_server
 from tests.server.miniatures.app import Behaviour, serve
 from tests.server.test_http_connector import cli
@@ -39,8 +39,23 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
     assert written["events_source"] == "history" and written["honours_session_timeout"] is True
     assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once
+    assert written["skill_gemini_settings"] is True  # the skill's gemini settings choose the format
     target = parse_target(str(out))  # the file the probe wrote is one `turngate run` takes
     assert target.http is not None and {"clock", "patch", "argv"} <= target.http.capabilities
+
+
+def test_probing_turngate_serve_with_probe_each_run_finds_it_so_sticky_scenarios_run(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "serve", "--probe-each-run")
+    try:
+        found = probe_server(
+            server.url, scripts=server.scripts, call_log=server.call_log, workdir=tmp_path, models={},
+            timeout_probe=False,
+        )  # fmt: skip
+    finally:
+        stop_server(server)
+    assert found.target["probes_each_run"] is True
+    assert "engine resume support probed for each run: yes" in "\n".join(found.lines)
+    assert {"sticky", "gemini_output_format"} <= http_options(found.target, None).capabilities
 
 
 def test_probing_a_skill_runner_miniature_finds_its_async_install_refused_engine_and_runtime_history(
