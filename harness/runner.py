@@ -301,6 +301,8 @@ def _perform(
                 try:
                     connector.start(setup)
                 except PackageRefused as refusal:  # no run at all: the one thing left to observe
+                    if scenario.expectations(setup.reading)[index].get("state") != "refused":
+                        raise  # a package the scenario thinks valid: the target's reason, errored
                     refused = Observation(
                         "refused", None, (), None, None, None, 0, extra={"refusal": str(refusal)}
                     )

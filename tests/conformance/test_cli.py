@@ -78,10 +78,10 @@ def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None
     good = (CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml").read_text(
         encoding="utf-8"
     )
-    bad.write_text(good.replace("max_attempt: 2", "max_attempt: 0"), encoding="utf-8")
+    bad.write_text(good.replace("profile: resumable", "profile: sometimes"), encoding="utf-8")
     done = _turngate("run", "--no-shipped", "--catalog", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert str(bad) in done.stderr and "skill.max_attempt" in done.stderr and ": 0:" in done.stderr
+    assert str(bad) in done.stderr and "runtime.profile" in done.stderr and ": 'sometimes':" in done.stderr
     assert done.stderr.count("\n") == 1
 
 

@@ -292,3 +292,18 @@ def test_steps_a_case_never_reached_are_unverified() -> None:
     verdict = judge(case, [observed(state="refused")])
     assert [(item.step, item.severity) for item in verdict.differences] == [(0, "failed"), (1, "unverified")]
     assert "not reached" in verdict.differences[1].note
+
+
+def test_a_refused_package_the_scenario_thinks_valid_errs_the_case_with_the_targets_reason(
+    tmp_path: Path,
+) -> None:
+    source = CATALOG_DIR / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    target = tmp_path / "interactive-run-lifecycle/max-attempt/exceeded-fails.yaml"
+    target.parent.mkdir(parents=True)
+    target.write_text(source.read_text(encoding="utf-8").replace("max_attempt: 2", "max_attempt: 0"), "utf-8")
+    report = tmp_path / "r.jsonl"
+    only = ["--no-shipped", "--catalog", str(tmp_path), "--engine", "codex", "--jobs", "1"]
+    assert main(["run", *only, "--report-json", str(report)]) == 1
+    _, (case,), _ = read_report(report)
+    assert case["outcome"] == "errored" and "PackageRefused" in case["message"]
+    assert "max_attempt" in case["message"]
