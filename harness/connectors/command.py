@@ -16,8 +16,6 @@ import json
 import multiprocessing.util
 import os
 import queue
-import select
-import selectors
 import signal
 import subprocess
 import threading
@@ -36,6 +34,7 @@ from harness.cmdproto import (
 )
 from harness.connectors import base
 from harness.connectors.base import CaseSetup, Observation, ReplyResult
+from harness.pipes import write_within
 
 STDERR_TAIL_LINES: Final = 20
 STOP_GRACE_SEC: Final = 2.0
@@ -152,7 +151,7 @@ class _Process:
             try:
                 assert self._popen.stdin is not None
                 # Timed: an implementation that stopped reading must not hold turngate at exit.
-                _write_within(self._popen.stdin.fileno(), b'{"cmd": "stop"}\n', STOP_GRACE_SEC)
+                write_within(self._popen.stdin.fileno(), b'{"cmd": "stop"}\n', STOP_GRACE_SEC)
                 self._popen.stdin.close()
             except OSError:
                 pass  # already gone
@@ -172,7 +171,7 @@ class _Process:
         deadline = time.monotonic() + timeout_sec
         try:
             data = json.dumps(message).encode("utf-8") + b"\n"
-            if not _write_within(self._popen.stdin.fileno(), data, timeout_sec):
+            if not write_within(self._popen.stdin.fileno(), data, timeout_sec):
                 self._discard(f"the implementation did not read the {cmd} request within {timeout_sec:g} s")
         except OSError:  # a closed pipe: the process is gone, say how it went
             self._discard(self._exit_reason())
@@ -243,24 +242,6 @@ def _read_tail(stream: IO[bytes], tail: deque[str]) -> None:
     with stream:
         while raw := stream.readline(STDERR_LINE_BYTES):
             tail.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
-
-
-def _write_within(fd: int, data: bytes, timeout_sec: float) -> bool:
-    """Write ``data`` to a pipe; False when the reader has not taken it all within ``timeout_sec``.
-
-    A pipe reported writable takes ``PIPE_BUF`` bytes without blocking, so no write here
-    can block past the deadline, whatever the reader does.
-    """
-    deadline = time.monotonic() + timeout_sec
-    view = memoryview(data)
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_WRITE)
-        while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not selector.select(remaining):
-                return False
-            view = view[os.write(fd, view[: select.PIPE_BUF]) :]
-    return True
 
 
 def _excerpt(line: str) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import select
 import selectors
 import signal
 import subprocess
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from harness import readers
+from harness.pipes import write_within
 from harness.reference.outcome import KilledBy, ProcessEnd
 
 # A real turn writes well under 1 MiB; the limit bounds what a flooding engine costs: the gate reads
@@ -361,7 +361,7 @@ class Resident:
             return False
         data = line.replace("\n", " ").encode("utf-8", "surrogatepass") + b"\n"
         try:
-            return _write_all(stdin.fileno(), data, timeout)
+            return write_within(stdin.fileno(), data, timeout)
         except OSError:  # a broken pipe to a dead process
             return False
 
@@ -414,22 +414,6 @@ class _TurnWatch:
 
     def quiet(self) -> None:
         self._quiet = True
-
-
-def _write_all(fd: int, data: bytes, timeout: float) -> bool:
-    """Write ``data`` to a pipe, giving up after ``timeout`` if the reader never takes it."""
-    deadline = time.monotonic() + timeout
-    view = memoryview(data)
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_WRITE)
-        while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not selector.select(remaining):
-                return False
-            # A pipe reported writable takes at least PIPE_BUF bytes without blocking.
-            written = os.write(fd, view[: select.PIPE_BUF])
-            view = view[written:]
-    return True
 
 
 def _unread(fd: int) -> int:

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -30,26 +29,13 @@ from harness.reference.processes import (
     kill_stale_group,
 )
 from harness.reference.store import Store
+from tests.lingering import gone
 
 
 def _script(tmp_path: Path, name: str, body: str) -> list[str]:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(body), encoding="utf-8")
     return [sys.executable, str(path)]
-
-
-def _gone(pid: int, patience: float = 30.0) -> bool:
-    """True once ``pid`` no longer runs (gone or a zombie); waits at most ``patience`` for the reaper."""
-    end = time.monotonic() + patience
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 FLOOD = """
@@ -102,7 +88,7 @@ class TestOneShot:
             assert classify(transcript, turn.end, needs_session_id=False).error_code == TIMEOUT
         else:
             assert turn.end == ProcessEnd(0)
-        assert _gone(int(pid_file.read_text()))
+        assert gone(int(pid_file.read_text()))
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -128,7 +114,7 @@ class TestResident:
         turn = resident.read_turn(timeout=30)
         assert turn.end == ProcessEnd(None)  # the turn ended; the process waits for a reply
         resident.kill("ended")
-        assert _gone(int(pid_file.read_text()))
+        assert gone(int(pid_file.read_text()))
 
     def test_a_turn_read_in_many_small_chunks_is_read_a_bounded_number_of_times(self) -> None:
         """Work, not time: a turn growing in 10,000 steps with no quiet spell is read O(log n) times."""

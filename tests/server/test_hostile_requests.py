@@ -24,6 +24,7 @@ import pytest
 
 from harness.server.archives import ArchiveLimits, unpack
 from harness.server.errors import ApiError
+from tests.lingering import gone
 from tests.server.conftest import Server, multipart, start_server, stop_server, zip_folder
 from tests.server.test_api import waiting_job
 
@@ -337,22 +338,6 @@ def test_the_engine_of_a_turn_hung_when_the_server_was_killed_is_killed_on_resta
         status = restarted.call("GET", f"/v1/jobs/{job}")[1]
         assert status["status"] == "failed"
         assert status["error"]["code"] == "ORCHESTRATOR_RESTART_INTERRUPTED"
-        assert _gone(engine_pid)
+        assert gone(engine_pid)
     finally:
         stop_server(restarted)
-
-
-def _gone(pid: int, patience: float = 30.0) -> bool:
-    """True once ``pid`` no longer runs (gone or a zombie); waits at most ``patience`` for the reaper."""
-    import time
-
-    end = time.monotonic() + patience
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
