@@ -226,6 +226,9 @@ def _error_message(answer: Answer) -> str | None:
 def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Keep-alive: the headers and each streamed chunk are separate writes, which Nagle would hold
+        # for the client's delayed ACK (~40 ms each).
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             declared = self.headers.get("Content-Length") or "0"

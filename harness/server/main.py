@@ -101,18 +101,26 @@ def build_service(options: ServeOptions) -> JobService:
     return JobService(config)
 
 
+def open_listener(host: str, port: int) -> socket.socket:
+    """The listening socket, bound and listening."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without
+    # it every keep-alive response waits ~40 ms for the client's delayed ACK (Nagle).
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(128)
+    return listener
+
+
 def serve(options: ServeOptions) -> int:
     import uvicorn
 
     from harness.server.app import build_app
 
     check_host(options.host, options.allow_remote)
-    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((options.host, options.port))
-    listener.listen(128)
-    port = listener.getsockname()[1]
+    listener = open_listener(options.host, options.port)
+    family, port = listener.family, listener.getsockname()[1]
     service = build_service(options)
     # The manual clock moves only through the test hook, so there is nothing to tick.
     app = build_app(service, tick_sec=None if options.test_hooks else 1.0)
