@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
-from fake_engines.engine import NON_RESUMABLE_FILE
+from fake_engines.engine import NON_RESUMABLE_FILE, find_case_token
 from fake_engines.install import install
-from fake_engines.script import precompile
+from fake_engines.script import discard_companion, precompile
 from harness.catalog import Scenario
 from harness.connectors.base import (
     CaseSetup,
@@ -145,7 +145,9 @@ def run_case(
         finally:
             connector.close()
             if shared_scripts is not None:
-                (shared_scripts / f"{case_id(scenario, engine)}.yaml").unlink(missing_ok=True)
+                script_path = shared_scripts / f"{case_id(scenario, engine)}.yaml"
+                script_path.unlink(missing_ok=True)
+                discard_companion(str(script_path))
                 if wants_sticky(scenario):
                     (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)
     verdict = judge(scenario.checks(), steps, reading=reading, conventions=conventions)
@@ -195,8 +197,9 @@ def _prepare(
     (shared_scripts or workdir / "scripts").mkdir(parents=True, exist_ok=True)
     script_path = (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml")
     script_path.write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
-    if shared_scripts is None:  # the engines' state folder is the case's: compile for them, once
-        precompile(str(script_path), str(workdir / "state"))
+    # Compiled once for every engine process of the case: into the engines' state folder when it is
+    # the case's, else beside the script (a server's engines, whose state folder is the server's).
+    precompile(str(script_path), str(workdir / "state") if shared_scripts is None else None)
     skill_dir = write_skill(workdir / "skills", scenario.skill, name=skill_id(name))
     env = {
         "HOME": str(workdir / "home"),
@@ -343,7 +346,16 @@ def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:
         lines = log.read().decode("utf-8").splitlines()
     calls = [json.loads(line) for line in lines if line.strip()]
     # A --version probe (the reference's codex flag choice) is no part of the run's lifecycle.
-    return [call for call in calls if call.get("case") in (case, None) and call.get("action") != "version"]
+    return [call for call in calls if _of_case(call, case) and call.get("action") != "version"]
+
+
+def _of_case(call: dict[str, Any], case: str) -> bool:
+    """A call naming this case; or naming none (a probe), unless its prompt names another case: an
+    engine killed before it noted its case (a canceled slot filler, another case run beside)."""
+    if call.get("case") is not None:
+        return bool(call["case"] == case)
+    prompt = json.dumps([call.get("argv"), call.get("stdin")], ensure_ascii=False)
+    return find_case_token(prompt) in (case, None)
 
 
 # Running many cases ------------------------------------------------------------------------------

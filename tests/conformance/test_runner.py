@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from harness.catalog import load_catalog
 from harness.connectors.reference import ReferenceConnector
-from harness.runner import cases, run_all, run_case
+from harness.runner import _calls, cases, run_all, run_case
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 STICKY = "interactive-run-lifecycle/waiting-slot-policy/sticky-keeps-slot"
@@ -41,3 +44,20 @@ def test_parallel_and_serial_runs_give_the_same_records() -> None:
     serial = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=1)}
     parallel = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=2)}
     assert serial == parallel and len(serial) == 4
+
+
+def test_a_shared_call_log_gives_a_case_its_own_calls_and_the_probes_only(tmp_path: Path) -> None:
+    """A server's engines write one log for every job: a slot filler killed before it noted its
+    case names another case in its prompt and is not this case's call."""
+    case = "x__codex"
+    lines = [
+        {"case": None, "action": "help", "argv": ["--help"], "stdin": None},
+        {"case": case, "action": "run", "argv": ["exec", "tg-case-x__codex"], "stdin": None},
+        {"case": None, "action": None, "argv": ["exec", "Inputs:\n- case: tg-case-x__codex__filler1"]},
+        {"case": "y__codex", "action": "run", "argv": ["exec", "tg-case-y__codex"], "stdin": None},
+        {"case": None, "action": None, "argv": ["exec", "resume", "S", "yes"], "stdin": None},
+        {"case": None, "action": "version", "argv": ["--version"], "stdin": None},
+    ]
+    log = tmp_path / "calls.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert _calls(log, case, 0) == [lines[0], lines[1], lines[4]]
