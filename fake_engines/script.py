@@ -3,7 +3,10 @@
 Validating a YAML script needs PyYAML and jsonschema, whose imports alone cost
 several engine turns; so the first invocation compiles the script to plain
 data with `marshal` (the interpreter's own, import-free format) in the state
-folder, and later invocations load that unless the file changed.
+folder, and later invocations load that unless the file changed. A harness that
+writes a script for engines whose state folder it does not know (a server's)
+compiles it beside the script instead, in `COMPANION_DIR`, where every engine
+looks first.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 # Bump when the compiled form changes, so stale caches are recompiled.
 COMPILED_FORMAT = 3
 SUFFIXES = (".yaml", ".yml")
+COMPANION_DIR = ".compiled"  # in the scripts folder: compiled by the harness that wrote the scripts
 
 
 def find(scripts_dir: str, case_id: str) -> str:
@@ -41,13 +45,15 @@ def load(path: str, cache_dir: str | None) -> dict[str, Any]:
     """The compiled script at `path`; ScriptProblem if it is invalid."""
     status = os.stat(path)
     key = (COMPILED_FORMAT, os.path.abspath(path), status.st_mtime_ns, status.st_size, status.st_ino)
-    cache_path = None
-    if cache_dir is not None:
-        cache_path = os.path.join(cache_dir, os.path.basename(path) + ".compiled")
+    name = os.path.basename(path) + ".compiled"
+    cache_path = None if cache_dir is None else os.path.join(cache_dir, name)
+    for candidate in (os.path.join(os.path.dirname(path), COMPANION_DIR, name), cache_path):
+        if candidate is None:
+            continue
         try:
-            with open(cache_path, "rb") as cached:
+            with open(candidate, "rb") as cached:
                 stored_key, compiled = marshal.load(cached)
-            if stored_key == key:
+            if stored_key == key:  # the same file, unchanged since it was compiled
                 return dict(compiled)
         except (OSError, EOFError, ValueError, TypeError):
             pass  # no cache yet, or an unreadable one: compile afresh
@@ -69,17 +75,33 @@ def cache_dir_of(state_dir: str) -> str:
     return os.path.join(state_dir, "cache")
 
 
-def precompile(path: str, state_dir: str) -> None:
+def precompile(path: str, state_dir: str | None) -> None:
     """Compile a script into the engines' cache from a process that has PyYAML and jsonschema loaded.
 
     The first engine turn of a case would otherwise import both (the slow path,
     about ten times an engine turn); a harness that writes the script already
     has them, and compiles it once for every engine process of the case. An
     invalid script is left for the engine to report, as it always does.
+    ``state_dir`` None: the engines' state folder is not known (a server's
+    engines), so the script is compiled beside it, into `COMPANION_DIR`.
     """
+    folder = cache_dir_of(state_dir) if state_dir is not None else companion_dir_of(path)
     try:  # noqa: SIM105 - contextlib would be one more import on the engines' hot path
-        load(path, cache_dir_of(state_dir))
+        load(path, folder)
     except ScriptProblem:
+        pass
+
+
+def companion_dir_of(path: str) -> str:
+    """Where the compiled form of the script at ``path`` goes when its engines' state is unknown."""
+    return os.path.join(os.path.dirname(path), COMPANION_DIR)
+
+
+def discard_companion(path: str) -> None:
+    """Remove the compiled form beside a script that is going away."""
+    try:  # noqa: SIM105 - contextlib would be one more import on the engines' hot path
+        os.unlink(os.path.join(companion_dir_of(path), os.path.basename(path) + ".compiled"))
+    except OSError:
         pass
 
 

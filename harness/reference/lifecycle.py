@@ -54,6 +54,7 @@ from harness.reference.turn import TurnAssessment, TurnInput, assess
 DEFAULT_SESSION_TIMEOUT_SEC: Final = 1200
 MAX_SESSION_TIMEOUT_SEC: Final = 10**9  # about 31 years; the store keeps deadlines as numbers
 TERMINAL_STATES: Final = frozenset({"succeeded", "failed", "canceled"})
+_VERSIONS_KEPT: Final = 256  # per-run version answers kept (turngate serve without cached probes)
 
 CANCELED_BY_USER: Final = "CANCELED_BY_USER"
 INTERACTION_WAIT_TIMEOUT: Final = "INTERACTION_WAIT_TIMEOUT"
@@ -308,14 +309,18 @@ class Orchestrator:
                 )
             return self._profiles[engine]
 
-    def version(self, engine: str) -> str | None:
-        """The engine's ``--version`` line, asked once (commands.py: the codex flag depends on it)."""
+    def version(self, engine: str, run_id: str) -> str | None:
+        """The engine's ``--version`` line (commands.py: the codex flag depends on it): asked once, or
+        without cached probes once per run, as a fresh in-process orchestrator asks once per case."""
+        key = engine if self._cache_probes else f"{engine} {run_id}"
         with self._lock:
-            if engine not in self._versions or not self._cache_probes:
-                self._versions[engine] = probe_version(
+            if key not in self._versions:
+                self._versions[key] = probe_version(
                     self.engines.executable(engine), self.engines.process_env()
                 )
-            return self._versions[engine]
+                while len(self._versions) > _VERSIONS_KEPT:  # per-run answers: the oldest runs' go
+                    del self._versions[next(iter(self._versions))]
+            return self._versions[key]
 
     def shutdown(self) -> None:
         """Stop this orchestrator as a crash would: engines killed, the store left as it is.
@@ -414,7 +419,7 @@ class Orchestrator:
     def _command_options(self, run: RunRecord) -> CommandOptions:
         options = self.engines.command_options
         if run.engine == "codex" and options.codex_auto_flag == "--full-auto":
-            options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex")))
+            options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex", run.run_id)))
         model = run.request.get("model")
         if model:
             options = replace(options, model=model)
@@ -481,6 +486,8 @@ class Orchestrator:
         timeout = run.request["runtime_options"].get("turn_timeout_sec") or self.engines.turn_timeout_sec
         if run.profile == "sticky_process":
             with self._lock:
+                if not self._still_running(run.run_id, attempt):
+                    return None  # canceled before the engine started: start none
                 resident = self._residents.get(run.run_id)
                 if attempt == 1:
                     resident = Resident(
@@ -497,6 +504,8 @@ class Orchestrator:
             turn = resident.read_turn(timeout)
         else:
             with self._lock:
+                if not self._still_running(run.run_id, attempt):
+                    return None  # canceled before the engine started: start none
                 oneshot = OneShot(
                     argv, cwd=run_dir, env=self.engines.process_env(), limits=self.engines.output_limits
                 )
@@ -511,6 +520,15 @@ class Orchestrator:
         (run_dir / "attempts" / f"{attempt}.stdout").write_bytes(turn.stdout)
         (run_dir / "attempts" / f"{attempt}.stderr").write_bytes(turn.stderr)
         return turn
+
+    def _still_running(self, run_id: str, attempt: int) -> bool:
+        """Whether this attempt is still the run's running turn (caller holds the lock). A cancel
+        that came between the dispatch and the spawn finds no process to kill; the worker must not
+        start one then, or it would run, unwatched by anyone, until its turn timeout."""
+        if self._closed:
+            return False
+        run = self._run(run_id)
+        return run.state == "running" and run.attempt_count == attempt
 
     def _remember(self, run_id: str, pid: int) -> None:
         """Record a started engine in the store, so a restart after a crash can end it."""

@@ -185,6 +185,21 @@ def test_cancel_from_every_non_terminal_state(lab: Lab) -> None:
     assert lab.orchestrator.slots.holders == frozenset()
 
 
+@pytest.mark.parametrize("profile", ["resumable", "sticky_process"])
+def test_a_cancel_before_the_engine_starts_starts_none(lab: Lab, profile: str) -> None:
+    """Canceled between the dispatch and the spawn (held there by the orchestrator's own lock): no
+    engine starts, so none runs on, unwatched, until its turn timeout (a race seen once in 2,000 runs)."""
+    lab.case("hang", [{"hang": True}])
+    skill = lab.skill()
+    with lab.orchestrator._lock:  # the worker thread waits here, before it would spawn the engine
+        run_id = lab.start(skill, "gemini", "interactive", "hang", profile=profile)
+        assert lab.orchestrator.cancel(run_id)
+    run = lab.settle(run_id)
+    assert (run.state, run.error_code) == ("canceled", "CANCELED_BY_USER")
+    assert lab.calls() == []
+    assert lab.orchestrator.slots.holders == frozenset()
+
+
 def test_hanging_turn_is_killed_by_the_watchdog(lab: Lab) -> None:
     lab.orchestrator = make_orchestrator(lab, turn_timeout_sec=1.0)
     lab.case("hang", [{"say": QUESTION}, {"hang": True}])
