@@ -12,9 +12,23 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import settings
 
 from fake_engines.install import install
 from harness.runner import FIXED_EPOCH_MS  # deterministic timestamps: 1 ms per event from here
+
+# In CI every property test runs the same examples each time: a new random example that fails is
+# for a developer's run or `nox -s fuzz` to find, not a red build for an unrelated change.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that mostly wait on real time go first: pytest-xdist gives each worker a block of the
+    collection and the others take work from its end, so a worker that waits a minute at the start
+    leaves the cores to the rest (`nox -s tests` runs one worker more than there are cores)."""
+    items.sort(key=lambda item: item.get_closest_marker("mostly_waiting") is None)
 
 
 @dataclass(frozen=True)
