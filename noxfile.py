@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
@@ -17,8 +19,14 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     # The HTML report is tested in a real headless Chromium (Debian's package); install it if missing.
     session.run("bash", "scripts/ensure-chromium", external=True)
-    # worksteal: the few whole-catalog tests take a minute each; idle workers take queued tests over.
-    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs)
+    # Bytecode for every process the tests start (the CLI, turngate serve, xdist workers): with
+    # PYTHONDONTWRITEBYTECODE set, as on these machines, each would compile the package again.
+    session.run("python", "-m", "compileall", "-q", "harness", "fake_engines")
+    # One worker more than there are cores: the tests marked mostly_waiting go first and wait a
+    # minute on real time, and the other workers keep every core busy meanwhile. worksteal: an idle
+    # worker takes queued tests over from a busy one.
+    workers = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else "auto"
+    session.run("pytest", "-n", str(workers), "--dist", "worksteal", *session.posargs)
 
 
 @nox.session
