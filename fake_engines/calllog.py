@@ -24,11 +24,14 @@ _SKILL_FILES_KEPT = 50
 _SKILL_SCAN_SKIP = frozenset({".git", "node_modules", "__pycache__", ".venv"})
 
 
-def relevant_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that matter to an engine, with secret values redacted."""
+def relevant_environment(
+    environ: Mapping[str, str], prefixes: tuple[str, ...] = _KEPT_PREFIXES
+) -> dict[str, str]:
+    """The variables that matter to an engine (``HOME``, ``CODEX_HOME`` and those starting with one
+    of ``prefixes``), with secret values redacted."""
     kept = {}
     for name in sorted(environ):
-        if name in _KEPT_NAMES or name.startswith(_KEPT_PREFIXES):
+        if name in _KEPT_NAMES or name.startswith(prefixes):
             secret = any(mark in name.upper() for mark in _SECRET_MARKS)
             kept[name] = "<redacted>" if secret else environ[name]
     return kept

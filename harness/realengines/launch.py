@@ -21,14 +21,15 @@ import subprocess
 import sys
 import time
 
+from fake_engines.calllog import relevant_environment  # standard library only, like this module
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _CASE = re.compile(r"tg-case-([A-Za-z0-9_-]+)")
+# The real CLIs read their config under XDG_ folders; the fake engines' IFLOW_ knobs mean nothing here.
 _KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "OPENCODE_", "XDG_")
-_KEPT_NAMES = ("HOME", "CODEX_HOME")
-_SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 CODEX_MODEL = "gpt-5.5"  # a name codex has metadata for; others start the stream with an error item
 
 
@@ -145,7 +146,7 @@ def main(engine: str, executable: str, version: str, defaults: Mapping[str, str]
         "engine": engine,
         "argv": argv,
         "cwd": os.getcwd(),
-        "env": _relevant(env),
+        "env": relevant_environment(env, _KEPT_PREFIXES),
         "stdin": None,
         "action": _action(argv),
         "case": _case(argv),
@@ -208,15 +209,6 @@ def _case_from_input_json() -> str | None:
     except OSError:
         return os.environ.get("TURNGATE_CASE")
     return found.group(1) if found else os.environ.get("TURNGATE_CASE")
-
-
-def _relevant(env: Mapping[str, str]) -> dict[str, str]:
-    kept = {}
-    for name in sorted(env):
-        if name in _KEPT_NAMES or name.startswith(_KEPT_PREFIXES):
-            secret = any(mark in name.upper() for mark in _SECRET_MARKS)
-            kept[name] = "<redacted>" if secret else env[name]
-    return kept
 
 
 def _die_with_parent() -> None:
