@@ -105,7 +105,8 @@ class UnknownEvent:
 
 @dataclass(frozen=True, slots=True)
 class RawLine:
-    """A line that is not an event: noise, stack traces, a truncated JSON line."""
+    """A line that is not an event: noise, stack traces, a truncated JSON line (codex stdout: a run
+    of such lines, verbatim from its first non-blank line to its last)."""
 
     text: str
     stream: str
