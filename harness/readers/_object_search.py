@@ -102,38 +102,38 @@ def iter_objects(text: str) -> Iterator[Found]:
                 start = candidates.next(resume + 1)
 
 
-# What follows a candidate's "{" (after JSON whitespace): a quote or "}". The search looks for
-# that character (a plain character set: the pattern engine skips everything else at C
-# speed), so a text dense in "{" but holding none of them costs one scan, not an attempt
-# per brace; the brace before it is checked by hand.
 _AFTER_BRACE = re.compile(r'["}]')
 _JSON_SPACE = " \t\n\r"
 _OPENERS = frozenset("{[")
 _CLOSERS = frozenset("}]")
-_BEFORE_QUOTE = "{" + _JSON_SPACE
 
 
 class _Candidates:
-    """The next candidate at or after a position, for non-decreasing positions (linear overall)."""
+    """The next candidate at or after a position, for non-decreasing positions (linear overall).
+
+    One search of the candidate pattern, in C: it is tried at each "{" and fails within the few
+    characters a "{" that opens no object shows (a text dense in "{\"a\":x" costs one attempt per
+    brace, not a Python step per brace or per quote). Its string part stops at the string's closing
+    quote, which no later attempt scans past again from an earlier brace, so the attempts together
+    read the text a bounded number of times.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def next(self, position: int) -> int:
         text = self.text
-        scan = position
-        while (hit := _AFTER_BRACE.search(text, scan)) is not None:
-            brace = hit.start()
-            scan = hit.end()
-            if brace == 0 or text[brace - 1] not in _BEFORE_QUOTE:
-                continue
-            while brace > 0 and text[brace - 1] in _JSON_SPACE:
-                low = max(0, brace - 4096)
-                brace = low + len(text[low:brace].rstrip(_JSON_SPACE))
-            brace -= 1
-            if brace >= position and text[brace] == "{" and _CANDIDATE.match(text, brace) is not None:
-                return brace
-        return -1
+        # A candidate's "{" comes right before a quote or "}" (after blanks): the search starts at the
+        # brace before the first of those, so a run of braces with none after them is one scan.
+        hit = _AFTER_BRACE.search(text, position)
+        if hit is None:
+            return -1
+        begin = hit.start()
+        while begin > position and text[begin - 1] in _JSON_SPACE:
+            low = max(position, begin - 4096)
+            begin = low + len(text[low:begin].rstrip(_JSON_SPACE))
+        found = _CANDIDATE.search(text, max(position, begin - 1))
+        return -1 if found is None else found.start()
 
 
 def _decode_at(text: str, start: int) -> Found | _Failure:

@@ -22,6 +22,7 @@ from harness.readers.events import (
     UnknownEvent,
     UserEcho,
 )
+from tests.work import calls_made
 
 OUT, ERR = "stdout", "stderr"
 YOLO = "YOLO mode is enabled. All tool calls will be automatically approved."
@@ -290,6 +291,17 @@ def test_the_document_search_copes_with_pathological_noise() -> None:
     # inside a structure too deep to decode, and never closed
     deep = '{"a":[' * 5_000 + '{"session_id":"g-15","response":"deep"}'
     assert gemini.read(deep.encode()).assistant_messages() == ("deep",)
+
+
+@pytest.mark.parametrize("unit", ['{"a":x', "{", '{ "a" : x'])
+def test_braces_that_open_no_object_cost_no_python_step_each(unit: str) -> None:
+    """Text dense in braces that open no object is passed over by the pattern engine (C speed): the
+    Python calls made do not grow with the text (it took one Python step per brace: 4 MB/s)."""
+
+    def search(text: str) -> object:
+        return list(_object_search.iter_objects(text))
+
+    assert calls_made(search, unit * 40_000) <= calls_made(search, unit * 1_000) + 5
 
 
 # --- text ---------------------------------------------------------------------------------------
