@@ -19,12 +19,18 @@ def _without_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fake_engines.compiler", None)
 
 
+def _compiled_beside(folder: Path) -> Path:
+    """A script written and compiled as a harness does for a server's engines."""
+    path = folder / "c1.yaml"
+    path.write_text(SCRIPT, encoding="utf-8")
+    script.precompile(str(path), None)
+    return path
+
+
 def test_a_script_compiled_beside_it_is_loaded_without_compiling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "c1.yaml"
-    path.write_text(SCRIPT, encoding="utf-8")
-    script.precompile(str(path), None)
+    path = _compiled_beside(tmp_path)
     assert (tmp_path / script.COMPANION_DIR / "c1.yaml.compiled").is_file()
     expected = script.load(str(path), None)
     _without_the_compiler(monkeypatch)
@@ -34,9 +40,7 @@ def test_a_script_compiled_beside_it_is_loaded_without_compiling(
 def test_a_changed_script_is_not_served_from_its_stale_companion(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "c1.yaml"
-    path.write_text(SCRIPT, encoding="utf-8")
-    script.precompile(str(path), None)
+    path = _compiled_beside(tmp_path)
     path.write_text(SCRIPT.replace("hi", "hello there"), encoding="utf-8")
     os.utime(path, ns=(1, 1))  # a rewrite within the clock's resolution: the size still differs
     assert "hello there" in repr(script.load(str(path), None))
@@ -46,9 +50,7 @@ def test_a_changed_script_is_not_served_from_its_stale_companion(
 
 
 def test_a_discarded_companion_is_gone(tmp_path: Path) -> None:
-    path = tmp_path / "c1.yaml"
-    path.write_text(SCRIPT, encoding="utf-8")
-    script.precompile(str(path), None)
+    path = _compiled_beside(tmp_path)
     script.discard_companion(str(path))
     script.discard_companion(str(path))  # twice: nothing to remove is no error
     assert list((tmp_path / script.COMPANION_DIR).iterdir()) == []
