@@ -45,9 +45,8 @@ def load(path: str, cache_dir: str | None) -> dict[str, Any]:
     """The compiled script at `path`; ScriptProblem if it is invalid."""
     status = os.stat(path)
     key = (COMPILED_FORMAT, os.path.abspath(path), status.st_mtime_ns, status.st_size, status.st_ino)
-    name = os.path.basename(path) + ".compiled"
-    cache_path = None if cache_dir is None else os.path.join(cache_dir, name)
-    for candidate in (os.path.join(os.path.dirname(path), COMPANION_DIR, name), cache_path):
+    cache_path = None if cache_dir is None else os.path.join(cache_dir, _compiled_name(path))
+    for candidate in (companion_of(path), cache_path):
         if candidate is None:
             continue
         try:
@@ -97,10 +96,19 @@ def companion_dir_of(path: str) -> str:
     return os.path.join(os.path.dirname(path), COMPANION_DIR)
 
 
+def companion_of(path: str) -> str:
+    """The compiled form's file beside the script at ``path``."""
+    return os.path.join(companion_dir_of(path), _compiled_name(path))
+
+
+def _compiled_name(path: str) -> str:
+    return os.path.basename(path) + ".compiled"
+
+
 def discard_companion(path: str) -> None:
     """Remove the compiled form beside a script that is going away."""
     try:  # noqa: SIM105 - contextlib would be one more import on the engines' hot path
-        os.unlink(os.path.join(companion_dir_of(path), os.path.basename(path) + ".compiled"))
+        os.unlink(companion_of(path))
     except OSError:
         pass
 

@@ -538,9 +538,9 @@ class Orchestrator:
 
     def _apply(self, run_id: str, attempt: int, turn: TurnBytes | None) -> None:
         """Judge the turn and persist the decision. Caller holds the lock."""
-        run = self._run(run_id)
-        if run.state != "running" or run.attempt_count != attempt:
+        if not self._still_running(run_id, attempt):
             return  # canceled (or otherwise ended) while the engine was working: the turn is moot
+        run = self._run(run_id)
         if turn is None:
             self._residents.pop(run_id, None)
             self._finish(
