@@ -18,7 +18,10 @@ Three things keep the total work linear:
   dropped: their parse shares ``p``'s innermost state at ``e``. When it fails
   for nesting deeper than `MAX_JSON_DEPTH` (checked before decoding, see
   `_bounded_json`), the ``{`` whose own nesting is already deeper than any
-  wanted object's are dropped.
+  wanted object's are dropped. Where the structure opens level after level
+  with nothing closed in between (``{"a":{"a":...``, the usual shape of deep
+  noise), that run is measured with one pattern match and dropped whole, so a
+  structure a million levels deep costs a scan, not a Python step per level.
 - Nothing recurses on the text's nesting: the decoder only runs on windows
   whose first value is known to nest at most `MAX_JSON_DEPTH` deep.
 """
@@ -64,9 +67,11 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class _Failure:
-    """No object decodes at this candidate; neither does one at ``doomed`` (indices in the text)."""
+    """No object decodes at this candidate; neither does one at ``doomed`` (indices in the text),
+    nor at any brace before ``passed`` (an index in the text; the candidate's own when none is)."""
 
     doomed: tuple[int, ...]
+    passed: int = 0
 
 
 def find_object(text: str, wanted: Callable[[JsonObject], bool]) -> Found | None:
@@ -87,11 +92,11 @@ def iter_objects(text: str) -> Iterator[Found]:
             case Found(end=end) as found:
                 yield found
                 start = candidates.next(end)
-            case _Failure(doomed=more):
+            case _Failure(doomed=more, passed=passed):
                 # Doomed braces with no other brace between them are passed over with one
                 # find each (a deep structure dooms them by the hundred), not a candidate search;
                 # only those after the last one passed need remembering (the search goes forward).
-                resume = start
+                resume = max(start, passed - 1)
                 for brace in more:  # in text order
                     if brace <= resume:
                         continue
@@ -141,6 +146,9 @@ def _decode_at(text: str, start: int) -> Found | _Failure:
     while True:
         chunk = text[start : start + window]
         if too_deep(chunk):
+            passed = _past_opening_run(text, start)
+            if passed is not None:
+                return _Failure((), passed)
             return _Failure(tuple(start + index for index in _too_deep(chunk)))
         try:
             value, end = _DECODER.raw_decode(chunk)
@@ -169,6 +177,32 @@ def _too_deep(chunk: str) -> list[int]:
     if len(stack) < _INSPECTED_DEPTH:
         return []
     return [index for bracket, index in stack[: len(stack) - _OBJECT_DEPTH] if bracket == "{"]
+
+
+# A run of levels opened with nothing closed in between, as the structure's own lexing sees it:
+# opening brackets, characters that are neither quotes nor brackets, whole strings, and whole arrays
+# (nested at most two deep) that close inside the run. No "{" stands anywhere in the run but as the
+# opener of a level, so every "{" in it is a candidate nested in all those before it. Possessive
+# throughout: nothing is backtracked, no backtracking state is kept.
+_STRING_WITHOUT_BRACE = r'"(?:[^"\\{]++|\\[^{])*+"'
+_FLAT_ARRAY = rf'\[(?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE})*+\]'
+_CLOSED_ARRAY = rf'\[(?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE}|{_FLAT_ARRAY})*+\]'
+_OPENING_RUN = re.compile(rf'(?:[{{\[](?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE}|{_CLOSED_ARRAY})*+)++')
+
+
+def _past_opening_run(text: str, start: int) -> int | None:
+    """If the too-deep structure at ``start`` opens more than `_OBJECT_DEPTH` objects before it
+    closes anything: where the last `_OBJECT_DEPTH` of them begin. Every "{" before that holds more
+    than `_OBJECT_DEPTH` levels, so it nests deeper than any wanted object."""
+    run = _OPENING_RUN.match(text, start)
+    if run is None:
+        return None
+    position = run.end()
+    for _ in range(_OBJECT_DEPTH):
+        position = text.rfind("{", start, position)
+        if position == -1:
+            return None  # the run opens too few objects
+    return position if position > start else None
 
 
 def _nesting(chunk: str, end: int, depth: int | None) -> list[tuple[str, int]]:

@@ -304,6 +304,21 @@ def test_braces_that_open_no_object_cost_no_python_step_each(unit: str) -> None:
     assert calls_made(search, unit * 40_000) <= calls_made(search, unit * 1_000) + 5
 
 
+# Levels of a deep structure, each with what closes it: objects, arrays, closed arrays between levels.
+DEEP_LEVELS = {'{"a":': "}", '{"a":[],"b":': "}", '[{"a":': "}]", '{"a":[[1],"x]"],"b":': "}"}
+
+
+@pytest.mark.parametrize("level", list(DEEP_LEVELS))
+def test_a_deep_structure_costs_no_python_step_per_level(level: str) -> None:
+    """A structure that opens level after level is measured by one pattern match and dropped whole
+    (it took a Python walk of 201 levels for every 137 it dropped: 4.5 MB/s through the gate)."""
+
+    def search(depth: int) -> object:
+        return list(_object_search.iter_objects(level * depth + "1" + DEEP_LEVELS[level] * depth))
+
+    assert calls_made(search, 40_000) <= calls_made(search, 1_000) + 5
+
+
 # --- text ---------------------------------------------------------------------------------------
 
 
@@ -417,6 +432,20 @@ def naive_search(text: str) -> tuple[int, int] | None:
 def test_the_linear_search_finds_what_the_naive_search_finds(fragments: list[str]) -> None:
     text = "".join(fragments)
     # small windows, so that windows are cut and doubled even in short texts
+    with patch.object(_object_search, "_FIRST_WINDOW", 32):
+        found = _object_search.find_object(text, lambda value: "session_id" in value)
+    assert (None if found is None else (found.start, found.end)) == naive_search(text)
+
+
+@given(
+    st.sampled_from(list(DEEP_LEVELS)),
+    st.integers(min_value=0, max_value=450),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=12),
+)
+def test_what_follows_a_deep_structure_is_found_as_the_naive_search_finds_it(
+    level: str, depth: int, tail: list[str]
+) -> None:
+    text = level * depth + "1" + DEEP_LEVELS[level] * depth + "".join(tail)
     with patch.object(_object_search, "_FIRST_WINDOW", 32):
         found = _object_search.find_object(text, lambda value: "session_id" in value)
     assert (None if found is None else (found.start, found.end)) == naive_search(text)
