@@ -7,10 +7,12 @@ to resume a session can only continue a conversation in the same process.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, Literal
+
+from harness.reference.outcome import ProcessEnd
+from harness.reference.processes import OneShot, OutputLimits, TurnBytes
 
 ProfileKind = Literal["resumable", "sticky_process"]
 PROFILE_KINDS: Final = ("resumable", "sticky_process")
@@ -24,32 +26,32 @@ _PROBES: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
 }
 
 
+# A help text or version line is a few KiB: a probe keeps at most this much of each stream, and an
+# engine that writes more (or runs past the timeout) is killed with what it started, like a turn
+# (processes.OneShot). A probe that had to be stopped gave no answer.
+PROBE_OUTPUT_LIMIT: Final = 256 * 1024
+PROBE_TIMEOUT_SEC: Final = 30.0
+
+
+def _answer(argv: list[str], env: Mapping[str, str], timeout: float) -> TurnBytes:
+    probe = OneShot(argv, cwd=Path.cwd(), env=env, limits=OutputLimits(PROBE_OUTPUT_LIMIT))
+    return probe.wait(timeout)
+
+
 def probe_profile(
-    engine: str, executable: Path, env: Mapping[str, str], timeout: float = 30.0
+    engine: str, executable: Path, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_SEC
 ) -> ProfileKind:
     args, sign = _PROBES[engine]
-    probe = subprocess.run(
-        [str(executable), *args],
-        capture_output=True,
-        env=dict(env),
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    probe = _answer([str(executable), *args], env, timeout)
     text = (probe.stdout + probe.stderr).decode("utf-8", "replace")
-    return "resumable" if probe.returncode == 0 and sign in text else "sticky_process"
+    return "resumable" if probe.end == ProcessEnd(0) and sign in text else "sticky_process"
 
 
-def probe_version(executable: Path, env: Mapping[str, str], timeout: float = 30.0) -> str | None:
+def probe_version(executable: Path, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_SEC) -> str | None:
     """The engine's ``--version`` line, or None when it does not answer one."""
     try:
-        probe = subprocess.run(
-            [str(executable), "--version"],
-            capture_output=True,
-            env=dict(env),
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        probe = _answer([str(executable), "--version"], env, timeout)
+    except OSError:
         return None
     lines = probe.stdout.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if probe.returncode == 0 and lines else None
+    return lines[-1] if probe.end == ProcessEnd(0) and lines else None

@@ -1,0 +1,71 @@
+"""The engine probes (``--help`` for the profile, ``--version`` for the codex flag) under engines that
+misbehave: they are bounded like a turn (issue 15). `turngate serve` once read a flooding engine's
+whole ``--version`` answer: 4.3 GB resident for a 1 GiB flood (`nox -s bench`, serve_flood_memory).
+
+Real subprocesses; no test compares an elapsed time to a limit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.reference.profiles import PROBE_OUTPUT_LIMIT, probe_profile, probe_version
+from tests.lingering import gone
+
+
+def _engine(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "engine"
+    path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body), encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_well_behaved_answers() -> None:
+    engine = Path(sys.executable)  # python --version: one line, exit 0
+    assert probe_version(engine, dict(os.environ)) == f"Python {sys.version.split()[0]}"
+
+
+def test_an_answer_past_the_output_limit_is_no_answer(tmp_path: Path) -> None:
+    # the sign of a resumable build and a version line, at the end of far more than a help text
+    engine = _engine(
+        tmp_path,
+        f"""
+        import os
+        os.write(1, b"x" * {4 * PROBE_OUTPUT_LIMIT} + b"\\nexec resume SESSION_ID\\ncodex-cli 0.170.0\\n")
+        """,
+    )
+    assert probe_version(engine, dict(os.environ)) is None
+    assert probe_profile("codex", engine, dict(os.environ)) == "sticky_process"
+
+
+def test_a_probe_that_hangs_is_stopped_by_its_timeout(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, "import time\ntime.sleep(120)\n")
+    assert probe_profile("codex", engine, dict(os.environ), timeout=0.5) == "sticky_process"
+    assert probe_version(engine, dict(os.environ), timeout=0.5) is None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_setsid_grandchild_holding_the_pipes_neither_hangs_the_probe_nor_outlives_it(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    engine = _engine(
+        tmp_path,
+        f"""
+        import os, sys, time
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+        open({str(pid_file)!r}, "w").write(str(pid))
+        print("codex-cli 0.170.0", flush=True)
+        """,
+    )
+    assert probe_version(engine, dict(os.environ), timeout=60) == "codex-cli 0.170.0"
+    assert gone(int(pid_file.read_text()))
