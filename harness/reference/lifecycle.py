@@ -213,6 +213,8 @@ class Orchestrator:
             created_at=now,
             updated_at=now,
         )
+        if self._asks_version(request.engine):
+            self.version(request.engine, run_id)  # a subprocess: asked now, not under the lock
         with self._lock:
             self._skills[run_id] = request.skill
             try:
@@ -301,26 +303,35 @@ class Orchestrator:
         with self._idle:
             return self._idle.wait_for(lambda: not self._workers, timeout=timeout)
 
+    # The probes start the engine (a subprocess): they run outside the lock, so that every other
+    # call (a reply, a status, a cancel) goes on meanwhile; two callers may then both probe, and
+    # the first answer stored is the one kept.
+
     def probe(self, engine: str) -> ProfileKind:
         with self._lock:
-            if engine not in self._profiles or not self._cache_probes:
-                self._profiles[engine] = probe_profile(
-                    engine, self.engines.executable(engine), self.engines.process_env()
-                )
-            return self._profiles[engine]
+            if engine in self._profiles and self._cache_probes:
+                return self._profiles[engine]
+        profile = probe_profile(engine, self.engines.executable(engine), self.engines.process_env())
+        with self._lock:
+            if self._cache_probes:
+                return self._profiles.setdefault(engine, profile)
+            self._profiles[engine] = profile
+            return profile
 
     def version(self, engine: str, run_id: str) -> str | None:
         """The engine's ``--version`` line (commands.py: the codex flag depends on it): asked once, or
-        without cached probes once per run, as a fresh in-process orchestrator asks once per case."""
+        without cached probes once per run, as a fresh in-process orchestrator asks once per case.
+        `submit` asks before it takes the lock, so a turn's start finds the answer kept."""
         key = engine if self._cache_probes else f"{engine} {run_id}"
         with self._lock:
-            if key not in self._versions:
-                self._versions[key] = probe_version(
-                    self.engines.executable(engine), self.engines.process_env()
-                )
-                while len(self._versions) > _VERSIONS_KEPT:  # per-run answers: the oldest runs' go
-                    del self._versions[next(iter(self._versions))]
-            return self._versions[key]
+            if key in self._versions:
+                return self._versions[key]
+        version = probe_version(self.engines.executable(engine), self.engines.process_env())
+        with self._lock:
+            version = self._versions.setdefault(key, version)
+            while len(self._versions) > _VERSIONS_KEPT:  # per-run answers: the oldest runs' go
+                del self._versions[next(iter(self._versions))]
+            return version
 
     def shutdown(self) -> None:
         """Stop this orchestrator as a crash would: engines killed, the store left as it is.
@@ -416,9 +427,13 @@ class Orchestrator:
         self._workers[run.run_id] = worker
         worker.start()
 
+    def _asks_version(self, engine: str) -> bool:
+        """Whether a turn's command depends on the engine's version (the codex auto flag)."""
+        return engine == "codex" and self.engines.command_options.codex_auto_flag == "--full-auto"
+
     def _command_options(self, run: RunRecord) -> CommandOptions:
         options = self.engines.command_options
-        if run.engine == "codex" and options.codex_auto_flag == "--full-auto":
+        if self._asks_version(run.engine):
             options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex", run.run_id)))
         model = run.request.get("model")
         if model:

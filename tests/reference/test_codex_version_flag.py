@@ -7,10 +7,15 @@ and builds `--yolo` from 0.169.0 on (harness/reference/commands.py).
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 from harness.reference.commands import codex_auto_flag_for
-from harness.reference.lifecycle import EngineSetup, Orchestrator
+from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from tests.reference.conftest import Lab
 
 DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'
@@ -63,3 +68,62 @@ def test_the_reference_runs_each_codex_build_with_a_flag_it_accepts(
     other = "--yolo" if flag == "--full-auto" else "--full-auto"
     assert not any(other in call["argv"] for call in turns)
     assert sum(call["action"] == "version" for call in lab.all_calls()) == 1  # asked once, cached
+
+
+# A codex whose --version answers only once the test says so; anything else is the fake codex.
+HELD_VERSION = """#!{python}
+import os, sys, time
+if sys.argv[1:] == ["--version"]:
+    open({marker!r}, "w").close()
+    for _ in range(6000):
+        if os.path.exists({release!r}):
+            break
+        time.sleep(0.01)
+os.execv({codex!r}, [{codex!r}, *sys.argv[1:]])
+"""
+
+
+def _wait_for(path: Path) -> None:
+    for _ in range(6000):  # a bound on a wait, not a time asserted
+        if path.exists():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path.name} never appeared")
+
+
+def test_the_version_is_asked_outside_the_orchestrators_lock(lab: Lab, tmp_path: Path) -> None:
+    """The probe starts the engine: while it runs, every other call (a reply, a status, a cancel) must
+    go on. It was asked under the lock, so one slow ``codex --version`` stalled the whole API."""
+    marker, release = tmp_path / "asked", tmp_path / "release"
+    held = tmp_path / "held-bin"
+    held.mkdir()
+    (held / "codex").write_text(
+        HELD_VERSION.format(
+            python=sys.executable, marker=str(marker), release=str(release), codex=str(lab.bin / "codex")
+        )
+    )
+    (held / "codex").chmod(0o755)
+    lab.orchestrator.shutdown()
+    lab.orchestrator = Orchestrator(
+        store=lab.store,
+        runs_dir=lab.root / "runs",
+        engines=EngineSetup(bin_dir=held, env=lab.engine_env(), turn_timeout_sec=30.0),
+        clock=lab.clock,
+    )
+    lab.case("held", [{"say": DONE}])
+    request = RunRequest(
+        skill=lab.skill(), engine="codex", mode="auto", input={"case": "tg-case-held"}, profile="resumable"
+    )
+    submitted: list[str] = []
+    submitter = threading.Thread(target=lambda: submitted.append(lab.orchestrator.submit(request)))
+    submitter.start()
+    try:
+        _wait_for(marker)
+        free = lab.orchestrator._lock.acquire(blocking=False)  # the probe is running now
+        if free:
+            lab.orchestrator._lock.release()
+    finally:
+        release.touch()
+        submitter.join()
+    assert free, "the orchestrator's lock was held while codex --version ran"
+    assert lab.settle(submitted[0]).state == "succeeded"
