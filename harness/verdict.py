@@ -378,6 +378,8 @@ def _check(
                 yield _Miss(key, expected, count)
         case "patch":
             yield from _check_patch(expected, seen.get("patch"))
+        case "required_event":
+            yield from _check_required_event(seen)
         case "audit":
             audit = seen.get("audit")
             if audit is None:
@@ -387,6 +389,34 @@ def _check(
                 yield _Miss(key, "the audit classifies every turn as the live gate decided", differ)
         case _:
             yield _Miss(key, expected, f"<turngate cannot check {key!r}>")
+
+
+# The fields by which a ``user.input.required`` event shows the pending it was built from. The spec
+# names the event, not its data: an event may rename, translate (a kind's name) or add fields, and
+# those are not compared; where it carries neither of these, the check is unverified.
+_REQUIRED_EVENT_FIELDS: Final = ("interaction_id", "prompt")
+
+
+def _check_required_event(seen: Mapping[str, Any]) -> Iterator[_Miss]:
+    """The last ``user.input.required`` event carries the persisted pending's id and prompt (000,
+    Architecture Notes 2: emitted from persisted pending state, not from the assistant's text)."""
+    events = seen.get("events")
+    if events is None:
+        raise _Unseen("the target does not show its events")
+    required = [event for event in events if event.get("type") == "user.input.required"]
+    pending = seen.get("pending")
+    if not required or pending is None:
+        raise _Unseen("no user.input.required event and persisted pending to compare")
+    data = required[-1].get("data") or {}
+    shared = [name for name in _REQUIRED_EVENT_FIELDS if name in data and name in pending]
+    if not shared:
+        raise _Unseen("the user.input.required event carries neither interaction_id nor prompt")
+    if any(data[name] != pending[name] for name in shared):
+        yield _Miss(
+            "required_event",
+            {name: pending[name] for name in shared},
+            {name: data[name] for name in shared},
+        )
 
 
 def _subset(expected: Any, actual: Any) -> bool:

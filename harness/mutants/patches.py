@@ -295,6 +295,36 @@ def drop_from_payload(*names: str) -> Factory:
     return make
 
 
+# The protocol events ---------------------------------------------------------------------------
+
+
+def required_event_from_reply() -> tuple[Factory, Factory]:
+    """``user.input.required`` built by parsing the turn's final message for its ask_user hint (the
+    hint's own id and prompt; nothing where there is none), not from the persisted pending (000,
+    Architecture Notes 2). Two patches: one keeps each run's final message, one builds the event."""
+    from harness.reference.hints import read_hint
+
+    finals: dict[str, str] = {}
+
+    def keep(original: Callable[..., None]) -> Callable[..., None]:
+        def assistant_final(tx: Any, run: Any, attempt: int, at: float, text: str) -> None:
+            finals[run.run_id] = text
+            original(tx, run, attempt, at, text)
+
+        return assistant_final
+
+    def build(original: Callable[..., None]) -> Callable[..., None]:
+        def waiting(tx: Any, run: Any, attempt: int, at: float) -> None:
+            hint = read_hint(finals.get(run.run_id, ""))
+            fields = dict(hint.fields) if hint is not None else {}
+            data = {name: fields.get(name) for name in ("interaction_id", "kind", "prompt", "options")}
+            tx.append_event(run.run_id, "user.input.required", attempt, at, data)
+
+        return waiting
+
+    return keep, build
+
+
 # The lifecycle --------------------------------------------------------------------------------
 
 

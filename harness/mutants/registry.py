@@ -711,6 +711,21 @@ _ALL: Final = (
         "the interactive patch says nothing about __SKILL_DONE__, so nothing forbids it before completion",
         Patch(BUILD_PATCH, p.patch_rewrite(p.without_marker_guidance)),
     ),
+    # Protocol events --------------------------------------------------------------------------------
+    _mutant(
+        "required-event-from-reply",
+        ("design/architecture#2",),
+        "user.input.required carries the id and prompt of the reply's own ask_user hint, parsed from the"
+        " assistant's text, instead of the persisted pending's",
+        *(
+            Patch(target, factory)
+            for target, factory in zip(
+                ("harness.reference.protocol:assistant_final", "harness.reference.protocol:waiting"),
+                p.required_event_from_reply(),
+                strict=True,
+            )
+        ),
+    ),
     # Skill packages ---------------------------------------------------------------------------------
     _mutant(
         "max-attempt-unchecked",
@@ -724,8 +739,6 @@ _ALL: Final = (
 # no mutant, and why.
 WITHOUT_A_MUTANT: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "design/architecture#2": "the verdict compares event types, not the data of user.input.required"
-        " with the persisted pending",
         f"{LIFE}/waiting-slot-policy/resumable-reacquires-slot-before-running#then": "one run per case"
         " cannot show whether a slot is taken before or after entering running; it needs two runs"
         " competing for one slot",

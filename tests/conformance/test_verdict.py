@@ -279,6 +279,25 @@ def test_the_audit_must_agree_with_the_live_gate() -> None:
     assert judge(case, [observed()]).outcome == "partial"  # a target that shows no audit
 
 
+def test_the_required_event_must_carry_the_persisted_pendings_id_and_prompt() -> None:
+    case = checks({"required_event": "from_pending"}, {"required_event": "design/architecture#2"})
+
+    def required(**data: Any) -> list[dict[str, Any]]:
+        return [{"type": "user.input.required", "data": data}]
+
+    # Skill-Runner's event: its kind translated (open_text -> free_text), the rest from the pending
+    same = required(interaction_id=1, kind="free_text", prompt="Which style?")
+    assert judge(case, [observed(events=same)]).differences == ()
+    parsed = required(interaction_id=7, prompt="Which style?")  # the hint's own id, parsed from the reply
+    verdict = judge(case, [observed(events=parsed)])
+    assert [(item.key, item.severity) for item in verdict.differences] == [("required_event", "failed")]
+    assert judge(case, [observed(events=required(interaction_id=1, prompt=None))]).outcome == "failed"
+    # what cannot be compared is unverified: no events shown, no such event, none of the two fields
+    for unseen in (None, [], required(question="Which style?")):
+        assert judge(case, [observed(events=unseen)]).outcome == "partial", unseen
+    assert judge(case, [observed(events=same, pending=None)]).outcome == "partial"
+
+
 def test_steps_a_case_never_reached_are_unverified() -> None:
     case = Checks(
         "x/y/z",
