@@ -16,10 +16,10 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import yaml
 
@@ -34,6 +34,7 @@ from harness.connectors.base import (
     Observation,
     PackageRefused,
     ReplyResult,
+    SlotFilling,
     TargetUnreachable,
 )
 from harness.decision_record import Placeholders, observed_step, record
@@ -299,42 +300,60 @@ def _perform(
     for index, step in enumerate(scenario.steps):
         reply: ReplyResult | None = None
         accepted: bool | None = None
-        match step.action:
-            case "start":
-                try:
-                    connector.start(setup)
-                except PackageRefused as refusal:  # no run at all: the one thing left to observe
-                    if scenario.expectations(setup.reading)[index].get("state") != "refused":
-                        raise  # a package the scenario thinks valid: the target's reason, errored
-                    refused = Observation(
-                        "refused", None, (), None, None, None, 0, extra={"refusal": str(refusal)}
+        with _slots_held(connector, step.slots_full):
+            match step.action:
+                case "start":
+                    try:
+                        connector.start(setup)
+                    except PackageRefused as refusal:  # no run at all: the one thing left to observe
+                        if scenario.expectations(setup.reading)[index].get("state") != "refused":
+                            raise  # a package the scenario thinks valid: the target's reason, errored
+                        refused = Observation(
+                            "refused", None, (), None, None, None, 0, extra={"refusal": str(refusal)}
+                        )
+                        observed = observed_step(
+                            index, step.action, step.argument, refused, None, None, [], names
+                        )
+                        steps.append({**observed, "engine": setup.engine})
+                        break
+                case "reply":
+                    text, interaction_id = (
+                        (step.argument, None)
+                        if isinstance(step.argument, str)
+                        else (step.argument["text"], step.argument.get("interaction_id"))
                     )
-                    observed = observed_step(
-                        index, step.action, step.argument, refused, None, None, [], names
-                    )
-                    steps.append({**observed, "engine": setup.engine})
-                    break
-            case "reply":
-                text, interaction_id = (
-                    (step.argument, None)
-                    if isinstance(step.argument, str)
-                    else (step.argument["text"], step.argument.get("interaction_id"))
-                )
-                reply = connector.reply(text, interaction_id)
-            case "advance_clock":
-                connector.advance_clock(float(step.argument))
-            case "cancel":
-                accepted = connector.cancel()
-            case "restart":
-                connector.restart()
-        connector.settle()
-        observation = connector.observe()
-        calls = _calls(call_log, setup.case_id, log_start)
-        observed = observed_step(
-            index, step.action, step.argument, observation, reply, accepted, calls, names
-        )
-        steps.append({**observed, "engine": setup.engine})
+                    reply = connector.reply(text, interaction_id)
+                case "advance_clock":
+                    connector.advance_clock(float(step.argument))
+                case "cancel":
+                    accepted = connector.cancel()
+                case "restart":
+                    connector.restart()
+            connector.settle()
+            observation = connector.observe()
+            calls = _calls(call_log, setup.case_id, log_start)
+            observed = observed_step(
+                index, step.action, step.argument, observation, reply, accepted, calls, names
+            )
+            steps.append({**observed, "engine": setup.engine})
     return steps
+
+
+@contextmanager
+def _slots_held(connector: Connector, held: bool) -> Iterator[None]:
+    """Other work holds every free slot during the step (``slots_full``; the scenario needs
+    slot_fill, so the connector has the two methods). The slots are given back even when the step
+    fails, so that a shared server never keeps them; then what waited for one runs."""
+    if not held:
+        yield
+        return
+    filling = cast(SlotFilling, connector)
+    filling.fill_slots()
+    try:
+        yield
+    finally:
+        filling.free_slots()
+    connector.settle()
 
 
 def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:

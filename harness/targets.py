@@ -26,10 +26,10 @@ from harness.optionsfile import check_types, read_mapping
 KNOWN_CAPABILITIES: Final = CAPABILITIES | {"http"}
 # What any job-API server shows: the events and history; the call log adds argv and the patch.
 HTTP_BASE_CAPABILITIES: Final = frozenset({"history", "events", "http"})
-# turngate serve --test-hooks adds its manual clock, restart, the reference's internals, and lets a
-# case choose the profile (sticky) and gemini's output format.
+# turngate serve --test-hooks adds its manual clock, restart, the reference's internals, holding its
+# free slots for a step, and lets a case choose the profile (sticky) and gemini's output format.
 HOOK_CAPABILITIES: Final = frozenset(
-    {"clock", "restart", "slots", "patch", "sticky", "gemini_output_format", "watchdog"}
+    {"clock", "restart", "slots", "slot_fill", "patch", "sticky", "gemini_output_format", "watchdog"}
 )
 
 _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {

@@ -40,6 +40,7 @@ class Step:
     argument: Any
     expect: Mapping[str, Any]
     by: Mapping[str, str] = field(default_factory=dict)  # this step's authorities, over the scenario's
+    slots_full: bool = False  # other work holds every free slot during this step (slot_fill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +149,9 @@ def load_scenario(path: Path, root: Path) -> Scenario:
 
 def _step(path: Path, index: int, item: Mapping[str, Any]) -> Step:
     action = next(key for key in item if key in ACTIONS)
-    return Step(action, item[action], item.get("expect", {}), item.get("by", {}))
+    return Step(
+        action, item[action], item.get("expect", {}), item.get("by", {}), bool(item.get("slots_full", False))
+    )
 
 
 def _check_authorities(path: Path, scenario: Scenario) -> None:

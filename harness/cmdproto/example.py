@@ -72,6 +72,12 @@ class Implementation:
             case "run.restart":
                 self._current.restart()
                 return OK
+            case "run.fill_slots":
+                self._current.fill_slots()
+                return OK
+            case "run.free_slots":
+                self._current.free_slots()
+                return OK
             case "run.settle":
                 self._current.settle()
                 return OK

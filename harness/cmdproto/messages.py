@@ -26,6 +26,8 @@ REQUEST_COMMANDS: Final = (
     "run.cancel",
     "run.advance_clock",
     "run.restart",
+    "run.fill_slots",
+    "run.free_slots",
     "run.settle",
     "run.observe",
     "run.close",

@@ -23,6 +23,7 @@ CAPABILITIES: Final = frozenset(
         "clock",
         "restart",
         "slots",
+        "slot_fill",
         "argv",
         "sticky",
         "history",
@@ -95,6 +96,19 @@ class Observation:
     slot_held: bool | None = None
     patch: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class SlotFilling(Protocol):
+    """A connector with the ``slot_fill`` capability: other work can hold every free concurrency slot
+    for one step, so that the step shows what the case's run does when no slot is free."""
+
+    def fill_slots(self) -> None:
+        """Hold every slot no run holds now, until `free_slots`."""
+        ...
+
+    def free_slots(self) -> None:
+        """Give back the slots `fill_slots` held; the target may then run what waited for one."""
+        ...
 
 
 class Connector(Protocol):

@@ -349,6 +349,12 @@ class CommandConnector:
     def restart(self) -> None:
         self._call({"cmd": "run.restart"})
 
+    def fill_slots(self) -> None:
+        self._call({"cmd": "run.fill_slots"})
+
+    def free_slots(self) -> None:
+        self._call({"cmd": "run.free_slots"})
+
     def settle(self) -> None:
         self._call({"cmd": "run.settle"})
 

@@ -87,6 +87,7 @@ class HttpConnector:
         )
         self._job: str | None = None
         self._replied_to: int | None = None  # an accepted reply's interaction: still "waiting" is stale
+        self._slots_filled = False  # fill_slots held the server's free slots: "queued" is settled
         self._last_status: Mapping[str, Any] = {}
         self._anomalies: list[Mapping[str, Any]] = []
         self.install_flow: str | None = None  # "synchronous" or "asynchronous", once a skill went in
@@ -321,9 +322,18 @@ class HttpConnector:
         else:
             self._waiting_since = None
 
+    def fill_slots(self) -> None:
+        """turngate serve --test-hooks holds its free slots (slot_fill is a hook capability)."""
+        self._json("POST", "/v1/_turngate/slots/fill")
+        self._slots_filled = True
+
+    def free_slots(self) -> None:
+        self._json("POST", "/v1/_turngate/slots/free")
+        self._slots_filled = False
+
     def _settled(self, status: Mapping[str, Any]) -> bool:
         state = status.get("status")
-        if state in TERMINAL:
+        if state in TERMINAL or (self._slots_filled and state == "queued"):  # waits for a slot held
             return True
         if state != "waiting_user":
             return False

@@ -34,6 +34,7 @@ class ReferenceConnector:
         self._orchestrator: Orchestrator | None = None
         self._clock = ManualClock()
         self._run_id: str | None = None
+        self._held_slots: tuple[str, ...] = ()
 
     # Actions -----------------------------------------------------------------------------
 
@@ -81,6 +82,13 @@ class ReferenceConnector:
         assert self._store is not None
         self._store.close()
         self._open()
+
+    def fill_slots(self) -> None:
+        self._held_slots = self._live.hold_free_slots()
+
+    def free_slots(self) -> None:
+        self._live.release_held_slots(self._held_slots)
+        self._held_slots = ()
 
     def settle(self) -> None:
         if not self._live.wait_idle(self._turn_timeout_sec * 4):

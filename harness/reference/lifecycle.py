@@ -303,6 +303,23 @@ class Orchestrator:
         with self._idle:
             return self._idle.wait_for(lambda: not self._workers, timeout=timeout)
 
+    def hold_free_slots(self) -> tuple[str, ...]:
+        """Hold every free slot for outside work (a conformance case's competing runs, a test hook):
+        runs waiting for a slot stay queued until `release_held_slots`. The holders' names."""
+        held: list[str] = []
+        with self._lock:
+            while self.slots.try_acquire(holder := f"held-{uuid.uuid4().hex[:12]}"):
+                held.append(holder)
+        return tuple(held)
+
+    def release_held_slots(self, holders: tuple[str, ...]) -> None:
+        """Give back slots `hold_free_slots` held, and run what waited for one."""
+        with self._lock:
+            for holder in holders:
+                if self.slots.holds(holder):
+                    self.slots.release(holder)
+            self._dispatch()
+
     # The probes start the engine (a subprocess): they run outside the lock, so that every other
     # call (a reply, a status, a cancel) goes on meanwhile; two callers may then both probe, and
     # the first answer stored is the one kept.

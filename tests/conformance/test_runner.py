@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.catalog import load_catalog
 from harness.connectors.reference import ReferenceConnector
-from harness.runner import _calls, cases, run_all, run_case
+from harness.runner import _calls, _slots_held, cases, run_all, run_case
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 STICKY = "interactive-run-lifecycle/waiting-slot-policy/sticky-keeps-slot"
@@ -61,3 +63,34 @@ def test_a_shared_call_log_gives_a_case_its_own_calls_and_the_probes_only(tmp_pa
     log = tmp_path / "calls.jsonl"
     log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     assert _calls(log, case, 0) == [lines[0], lines[1], lines[4]]
+
+
+class _SlotLog:
+    """What a slot_fill connector was asked, in order."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def fill_slots(self) -> None:
+        self.asked.append("fill")
+
+    def free_slots(self) -> None:
+        self.asked.append("free")
+
+    def settle(self) -> None:
+        self.asked.append("settle")
+
+
+def test_slots_held_for_a_step_are_given_back_then_the_target_settles() -> None:
+    log = _SlotLog()
+    with _slots_held(log, True):  # type: ignore[arg-type]  # a log, not a whole connector
+        log.asked.append("step")
+    assert log.asked == ["fill", "step", "free", "settle"]
+
+
+def test_slots_held_for_a_step_that_fails_are_given_back_all_the_same() -> None:
+    """A shared server must never keep them: the cases after would wait for a slot forever."""
+    log = _SlotLog()
+    with pytest.raises(RuntimeError), _slots_held(log, True):  # type: ignore[arg-type]
+        raise RuntimeError("the target went away")
+    assert log.asked == ["fill", "free"]
