@@ -328,6 +328,19 @@ def required_event_from_reply() -> tuple[Factory, Factory]:
 # The lifecycle --------------------------------------------------------------------------------
 
 
+def resumed_without_a_slot(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``_dispatch`` that also starts a run resumed by a reply when no slot is free: the slot would be
+    taken after entering running, if at all (001: it must be taken before)."""
+
+    def _dispatch(self: Any) -> None:
+        original(self)
+        for run in self.store.runs(states=("queued",)):
+            if run.attempt_count > 0 and run.run_id not in self._workers:
+                self._start_turn(run)
+
+    return _dispatch
+
+
 def keeps_slot(rule: Callable[[Any, bool], bool]) -> Factory:
     """``Orchestrator._keeps_slot`` changed by ``rule(run, reference_answer)``."""
 
