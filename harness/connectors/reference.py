@@ -34,7 +34,6 @@ class ReferenceConnector:
         self._orchestrator: Orchestrator | None = None
         self._clock = ManualClock()
         self._run_id: str | None = None
-        self._held_slots: tuple[str, ...] = ()
 
     # Actions -----------------------------------------------------------------------------
 
@@ -84,11 +83,10 @@ class ReferenceConnector:
         self._open()
 
     def fill_slots(self) -> None:
-        self._held_slots = self._live.hold_free_slots()
+        self._live.hold_free_slots()
 
     def free_slots(self) -> None:
-        self._live.release_held_slots(self._held_slots)
-        self._held_slots = ()
+        self._live.release_held_slots()
 
     def settle(self) -> None:
         if not self._live.wait_idle(self._turn_timeout_sec * 4):

@@ -24,10 +24,10 @@ import shutil
 import threading
 import traceback
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 from harness.reference import protocol
 from harness.reference.clock import Clock
@@ -54,7 +54,8 @@ from harness.reference.turn import TurnAssessment, TurnInput, assess
 DEFAULT_SESSION_TIMEOUT_SEC: Final = 1200
 MAX_SESSION_TIMEOUT_SEC: Final = 10**9  # about 31 years; the store keeps deadlines as numbers
 TERMINAL_STATES: Final = frozenset({"succeeded", "failed", "canceled"})
-_VERSIONS_KEPT: Final = 256  # per-run version answers kept (turngate serve without cached probes)
+_Answer = TypeVar("_Answer")
+_ANSWERS_KEPT: Final = 256  # probe answers kept per kind (per run: turngate serve without cached probes)
 
 CANCELED_BY_USER: Final = "CANCELED_BY_USER"
 INTERACTION_WAIT_TIMEOUT: Final = "INTERACTION_WAIT_TIMEOUT"
@@ -145,6 +146,7 @@ class Orchestrator:
         self._skills: dict[str, Skill] = {}
         self._profiles: dict[str, ProfileKind] = {}
         self._versions: dict[str, str | None] = {}
+        self._held_slots: list[str] = []  # slots held for outside work (hold_free_slots)
         self._cache_probes = cache_probes  # False: probe each run's engine afresh (turngate serve's tests)
         self._closed = False
         if recover:
@@ -303,52 +305,56 @@ class Orchestrator:
         with self._idle:
             return self._idle.wait_for(lambda: not self._workers, timeout=timeout)
 
-    def hold_free_slots(self) -> tuple[str, ...]:
+    def hold_free_slots(self) -> int:
         """Hold every free slot for outside work (a conformance case's competing runs, a test hook):
-        runs waiting for a slot stay queued until `release_held_slots`. The holders' names."""
-        held: list[str] = []
+        runs waiting for a slot stay queued until `release_held_slots`. How many are held now."""
         with self._lock:
             while self.slots.try_acquire(holder := f"held-{uuid.uuid4().hex[:12]}"):
-                held.append(holder)
-        return tuple(held)
+                self._held_slots.append(holder)
+            return len(self._held_slots)
 
-    def release_held_slots(self, holders: tuple[str, ...]) -> None:
-        """Give back slots `hold_free_slots` held, and run what waited for one."""
+    def release_held_slots(self) -> int:
+        """Give back the slots `hold_free_slots` held, and run what waited for one. How many."""
         with self._lock:
-            for holder in holders:
-                if self.slots.holds(holder):
-                    self.slots.release(holder)
+            held, self._held_slots = self._held_slots, []
+            for holder in held:
+                self.slots.release(holder)
             self._dispatch()
+            return len(held)
 
     # The probes start the engine (a subprocess): they run outside the lock, so that every other
     # call (a reply, a status, a cancel) goes on meanwhile; two callers may then both probe, and
     # the first answer stored is the one kept.
 
     def probe(self, engine: str) -> ProfileKind:
-        with self._lock:
-            if engine in self._profiles and self._cache_probes:
-                return self._profiles[engine]
-        profile = probe_profile(engine, self.engines.executable(engine), self.engines.process_env())
-        with self._lock:
-            if self._cache_probes:
-                return self._profiles.setdefault(engine, profile)
-            self._profiles[engine] = profile
-            return profile
+        def ask() -> ProfileKind:
+            return probe_profile(engine, self.engines.executable(engine), self.engines.process_env())
+
+        return self._asked(self._profiles, engine, ask) if self._cache_probes else ask()
 
     def version(self, engine: str, run_id: str) -> str | None:
         """The engine's ``--version`` line (commands.py: the codex flag depends on it): asked once, or
         without cached probes once per run, as a fresh in-process orchestrator asks once per case.
         `submit` asks before it takes the lock, so a turn's start finds the answer kept."""
         key = engine if self._cache_probes else f"{engine} {run_id}"
+        return self._asked(
+            self._versions,
+            key,
+            lambda: probe_version(self.engines.executable(engine), self.engines.process_env()),
+        )
+
+    def _asked(self, answers: dict[str, _Answer], key: str, ask: Callable[[], _Answer]) -> _Answer:
+        """The answer kept under ``key``, else ``ask()`` (outside the lock), kept; the oldest answers
+        go past `_ANSWERS_KEPT` (per-run answers, without cached probes)."""
         with self._lock:
-            if key in self._versions:
-                return self._versions[key]
-        version = probe_version(self.engines.executable(engine), self.engines.process_env())
+            if key in answers:
+                return answers[key]
+        answer = ask()
         with self._lock:
-            version = self._versions.setdefault(key, version)
-            while len(self._versions) > _VERSIONS_KEPT:  # per-run answers: the oldest runs' go
-                del self._versions[next(iter(self._versions))]
-            return version
+            answer = answers.setdefault(key, answer)
+            while len(answers) > _ANSWERS_KEPT:
+                del answers[next(iter(answers))]
+            return answer
 
     def shutdown(self) -> None:
         """Stop this orchestrator as a crash would: engines killed, the store left as it is.

@@ -89,7 +89,6 @@ class JobService:
         self._skills_dir = config.data_dir / "skills"
         self._skills_dir.mkdir(exist_ok=True)
         self._lock = threading.Lock()
-        self._held_slots: tuple[str, ...] = ()  # held by the fill_slots hook, in this orchestrator
         self._store, self._orchestrator = self._open()
 
     def _open(self) -> tuple[Store, Orchestrator]:
@@ -373,23 +372,17 @@ class JobService:
         with self._lock:
             self.close()
             self._store, self._orchestrator = self._open()
-            self._held_slots = ()  # they were the old orchestrator's
         return {"restarted": True}
 
     def fill_slots(self) -> dict[str, Any]:
         """Hold every free slot (as other work would) until `free_slots`: a run answered meanwhile
         waits for a slot. turngate runs such a case alone on a shared server."""
         self._hooks()
-        with self._lock:
-            self._held_slots += self._orchestrator.hold_free_slots()
-            return {"held": len(self._held_slots)}
+        return {"held": self._orchestrator.hold_free_slots()}
 
     def free_slots(self) -> dict[str, Any]:
         self._hooks()
-        with self._lock:
-            held, self._held_slots = self._held_slots, ()
-            self._orchestrator.release_held_slots(held)
-            return {"freed": len(held)}
+        return {"freed": self._orchestrator.release_held_slots()}
 
     def wait_idle(self, body: object) -> dict[str, Any]:
         self._hooks()
