@@ -16,6 +16,7 @@ import jsonschema
 import yaml
 
 from harness.catalog.sentences import sentences
+from harness.data_yaml import load_data
 from harness.shipped_data import data_dir
 from harness.verdict import CONVENTION, REFERENCE, Checks
 
@@ -94,7 +95,7 @@ def _schema() -> Mapping[str, Any]:
 
 def load_scenario(path: Path, root: Path) -> Scenario:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_data(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise CatalogError(path, "(file)", None, str(error)) from None
     except yaml.YAMLError as error:

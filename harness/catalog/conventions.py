@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
+from harness.data_yaml import load_data
 
 CONVENTIONS_PATH: Final = Path(__file__).with_name("conventions.yaml")
 DEFAULT_SET: Final = "turngate"
@@ -34,7 +34,7 @@ class ConventionSet:
 
 @cache
 def convention_sets(path: Path = CONVENTIONS_PATH) -> Mapping[str, ConventionSet]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document = load_data(path.read_text(encoding="utf-8"))
     return {
         name: ConventionSet(name, entry.get("description", ""), dict(entry.get("names") or {}))
         for name, entry in document.items()

@@ -14,9 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-import yaml
-
 from harness.catalog.spec import SPEC_DIR
+from harness.data_yaml import load_data
 
 SENTENCES_PATH: Final = Path(__file__).with_name("sentences.yaml")
 LEVELS: Final = ("MUST", "SHOULD", "MAY")
@@ -44,7 +43,7 @@ class SentenceError(ValueError):
 @cache
 def sentences(path: Path = SENTENCES_PATH) -> Mapping[str, Sentence]:
     """Every sentence by ID; a malformed registry is one error naming the entry and the field."""
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document = load_data(path.read_text(encoding="utf-8"))
     found: dict[str, Sentence] = {}
     for index, entry in enumerate(document):
         where = f"{path}: [{index}]"

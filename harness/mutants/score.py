@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from harness.catalog import Scenario
+from harness.data_yaml import load_data
 from harness.mutants.model import Mutant
 from harness.runner import CaseResult, cases, run_all
 from harness.targets import Target
@@ -60,7 +59,7 @@ def cited_sentences(scenario: Scenario) -> frozenset[str]:
                 for item in value:
                     walk(item)
 
-    walk(yaml.safe_load(scenario.path.read_text(encoding="utf-8")))
+    walk(load_data(scenario.path.read_text(encoding="utf-8")))
     return frozenset(found)
 
 
