@@ -262,7 +262,7 @@ def report_judge_command(args: argparse.Namespace) -> int:
         raise UsageProblem(f"report judge: {error}") from None
     results = [_judged(line, args.reading, args.conventions) for line in lines]
     for result in results:
-        if result.outcome in ("failed", "non-strict", "partial", "errored", "unreached"):
+        if result.outcome in ("failed", "non-strict", "partial", "ambiguous", "errored", "unreached"):
             case = f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]"
             print(visible(f"{case}\n{_indent(result.message)}"))
     from harness.terminal import console
@@ -292,8 +292,11 @@ def _judged(line: dict[str, object], reading: str | None, conventions: str | Non
     if result.checks is None or not result.observed:
         return result
     checks = Checks.from_json(result.checks)
-    chosen = reading if reading in checks.readings else result.reading
-    verdict = judge(checks, result.observed, reading=chosen, conventions=conventions)
+    # --reading judges strictly by that reading; else the reading the run chose (reports from before
+    # readings were judged together: each case's own), else every reading (verdict.judge).
+    strict = reading if reading in checks.readings else (result.reading if result.reading_chosen else None)
+    chosen = strict or result.reading
+    verdict = judge(checks, result.observed, reading=strict, conventions=conventions)
     record = dict(result.record or {}, outcome=verdict.outcome, reading=chosen)
     return CaseResult(
         result.scenario_id,
@@ -309,6 +312,8 @@ def _judged(line: dict[str, object], reading: str | None, conventions: str | Non
         result.checks,
         tuple(result.observed),
         conventions,
+        strict is not None,
+        dict(verdict.readings),
     )
 
 
@@ -464,6 +469,8 @@ def _cell(counts: Counter[str]) -> Text:
             cell.append(f"{counts['passed']}/{judged} ok", style="green" if not others else "yellow")
             if counts["partial"]:  # MUST checks the target could not all show
                 cell.append(f" {counts['partial']}~", style="cyan")
+            if counts["ambiguous"]:  # holds under one reading of an ambiguous sentence, breaks another
+                cell.append(f" {counts['ambiguous']}?", style="magenta")
     if skipped:
         cell.append((" " if judged else "") + f"+{skipped} skipped", style="dim")
     return cell

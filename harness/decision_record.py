@@ -1,7 +1,7 @@
 """The normalised decision record: what a case observed, deterministic enough to snapshot.
 
-No timestamps, no pids, no temporary paths; session ids and other
-engine-issued handles become stable placeholders (``<session-1>``), so the
+No timestamps (a history row's becomes its rank, ``<t-1>``), no pids, no temporary
+paths; session ids and other engine-issued handles become stable placeholders (``<session-1>``), so the
 same behaviour gives byte-identical records on any machine and any target.
 """
 
@@ -12,6 +12,13 @@ from dataclasses import asdict
 from typing import Any
 
 from harness.connectors.base import Observation, ReplyResult
+from harness.verdict import timestamp_seconds
+
+# The observed step's format. 2: what a target cannot show is what its connector declares (the
+# observation's ``unobservable``: a field, or ``history.<field>``); a None it reports is an observed
+# null. Steps without ``observed_format`` (reports saved before) are judged as before: None in
+# history, events, slot_held, patch or attempts, or a null history row field, meant "cannot show".
+OBSERVED_FORMAT = 2
 
 _CALL_FIELDS = (
     "engine",
@@ -89,6 +96,7 @@ def observed_step(
         if extra.get(name):
             seen[name] = extra[name]
     step: dict[str, Any] = {
+        "observed_format": OBSERVED_FORMAT,
         "index": index,
         "action": action,
         "argument": argument,
@@ -129,8 +137,25 @@ def record(
             for name, value in step["observation"].items()
             if name not in ("patch", "audit", "refusal")
         }
+        if observation.get("history"):
+            observation["history"] = _history_times(observation["history"])
         calls = list(step["calls"])  # cumulative for the verdict; the record keeps each step's new ones
-        rest = {name: value for name, value in step.items() if name != "engine"}  # the record says it once
+        # The record says the engine once; the observed format is the verdict's, not behaviour.
+        rest = {name: value for name, value in step.items() if name not in ("engine", "observed_format")}
         kept.append({**rest, "observation": observation, "calls": calls[calls_before:]})
         calls_before = len(calls)
     return {"scenario": scenario_id, "engine": engine, "reading": reading, "outcome": outcome, "steps": kept}
+
+
+def _history_times(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """History rows with each timestamp replaced by its rank (``<t-1>``, ``<t-2>``, equal times one
+    rank): a record says that rows carry timestamps and in which order, never the time of a run."""
+    seconds = [timestamp_seconds(row.get("timestamp")) for row in rows]
+    ranks = {value: number for number, value in enumerate(sorted({s for s in seconds if s is not None}), 1)}
+    shown = []
+    for row, value in zip(rows, seconds, strict=True):
+        kept = dict(row)
+        if "timestamp" in kept and kept["timestamp"] is not None:
+            kept["timestamp"] = f"<t-{ranks[value]}>" if value is not None else "<unreadable>"
+        shown.append(kept)
+    return shown

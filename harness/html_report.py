@@ -29,12 +29,22 @@ from harness.catalog import ENGINES
 # Inlined into every page (one file, no network); kept beside this module to be read and linted as CSS/JS.
 STYLE_PATH: Final = Path(__file__).with_name("html_report.css")
 SCRIPT_PATH: Final = Path(__file__).with_name("html_report.js")
-OUTCOME_ORDER: Final = ("failed", "errored", "unreached", "partial", "non-strict", "passed", "skipped")
+OUTCOME_ORDER: Final = (
+    "failed",
+    "errored",
+    "unreached",
+    "partial",
+    "non-strict",
+    "ambiguous",
+    "passed",
+    "skipped",
+)
 SYMBOLS: Final = {
     "passed": "✓",
     "failed": "✗",
     "partial": "◐",
     "non-strict": "≈",
+    "ambiguous": "⁇",
     "skipped": "–",
     "errored": "!",
     "unreached": "?",
@@ -188,6 +198,10 @@ def _detail(detail_id: str, report: ReportColumns, case: Mapping[str, Any]) -> s
         f"{' · reading ' + _e(case['reading']) if case.get('reading') else ''}"
         f" · {_e(case.get('duration_sec', ''))} s</p>",
     ]
+    readings = case.get("readings") or {}
+    if isinstance(readings, Mapping) and readings:  # judged under every reading of an ambiguous sentence
+        shown = ", ".join(f"{name}: {verdict}" for name, verdict in readings.items())
+        parts.append(f'<p class="meta">readings judged: {_e(shown)}</p>')
     differences = [d for d in case.get("differences") or () if isinstance(d, Mapping)]
     if differences:
         parts.append(f'<ol class="differences">{"".join(_difference(d) for d in differences)}</ol>')
@@ -213,12 +227,14 @@ def _difference(difference: Mapping[str, Any]) -> str:
         "quote",
         "source",
         "note",
+        "reading",
     }
     rows = [
         f'<div class="what"><span class="sev {_e(severity)}">{_e(severity)}</span> '
         f"step {_e(difference.get('step', '?'))}"
         f"{' (' + _e(difference['action']) + ')' if difference.get('action') else ''}: "
-        f"<code>{_e(difference.get('key', ''))}</code></div>",
+        f"<code>{_e(difference.get('key', ''))}</code>"
+        f"{' under reading ' + _e(difference['reading']) if difference.get('reading') else ''}</div>",
         f'<div class="kv"><span>expected</span><pre>{_e(_show(difference.get("expected")))}</pre></div>',
         f'<div class="kv"><span>actual</span><pre>{_e(_show(difference.get("actual")))}</pre></div>',
     ]

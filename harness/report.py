@@ -99,6 +99,10 @@ def _iso(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
+def _readings(result: CaseResult) -> str:
+    return ", ".join(f"{name}={outcome}" for name, outcome in result.readings.items())
+
+
 def write_junit(
     stream: IO[str],
     results: Iterable[CaseResult],
@@ -162,5 +166,10 @@ def write_junit(
                     ElementTree.SubElement(
                         case, "system-out"
                     ).text = f"partial: MUST checks the target could not show\n{result.message}"
+                case "ambiguous":  # not a failure: it holds under one reading of the sentence
+                    ElementTree.SubElement(case, "system-out").text = f"ambiguous: {result.message}"
+                    ElementTree.SubElement(case, "properties").append(
+                        ElementTree.Element("property", name="readings", value=_readings(result))
+                    )
     ElementTree.indent(root)
     stream.write(ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

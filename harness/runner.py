@@ -7,6 +7,7 @@ across processes and never see each other.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -71,6 +72,10 @@ class CaseResult:
     checks: Mapping[str, Any] | None = None  # Checks.to_json()
     observed: tuple[Mapping[str, Any], ...] = ()  # the observed steps (engine calls accumulated)
     conventions: str | None = None
+    # An ambiguous scenario: whether the user chose its reading (judged strictly by it), and each
+    # reading's outcome where none was chosen (judged under every reading; see verdict.judge).
+    reading_chosen: bool = False
+    readings: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def case_id(scenario: Scenario, engine: str) -> str:
@@ -94,8 +99,10 @@ def run_case(
     configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file.
     ``real``: real CLIs (against turngate's model server) in place of the fakes they pin."""
     started = time.monotonic()
-    # A reading names one side of an ambiguous scenario; scenarios without it keep their default.
-    reading = reading if reading in scenario.readings else scenario.default_reading
+    # A reading names one side of an ambiguous scenario; scenarios without it keep their default (the
+    # reading the target is set up with), and are judged under every reading.
+    chosen = reading in scenario.readings
+    reading = reading if chosen else scenario.default_reading
 
     def result(
         outcome: str,
@@ -118,6 +125,8 @@ def run_case(
             scenario.checks().to_json(),
             tuple(steps or ()),
             conventions,
+            chosen,
+            dict(verdict.readings) if verdict else {},
         )
 
     needed = set(scenario.capabilities)
@@ -151,7 +160,7 @@ def run_case(
                 discard_companion(str(script_path))
                 if wants_sticky(scenario):
                     (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)
-    verdict = judge(scenario.checks(), steps, reading=reading, conventions=conventions)
+    verdict = judge(scenario.checks(), steps, reading=reading if chosen else None, conventions=conventions)
     case_record = record(scenario.id, engine, reading, verdict.outcome, steps)
     return result(verdict.outcome, verdict.message, case_record, verdict, steps)
 

@@ -287,5 +287,10 @@ def variant_observation(
             }
             for event in observation.events
         ),
-        extra={**observation.extra, "decisions": decisions},
+        extra={
+            **observation.extra,
+            "decisions": decisions,
+            # What it does not show, declared: its checks are unverified (a shown null would fail).
+            "unobservable": sorted({*observation.extra.get("unobservable", ()), *variant.hidden}),
+        },
     )

@@ -83,6 +83,8 @@ class Implementation:
                 return OK
             case "run.observe":
                 # asdict keeps tuples; json writes them as arrays, which is what the schema asks for.
+                # Every field is sent (the reference shows everything): a null is an observed null,
+                # and each history row carries its timestamp (the orchestrator's clock).
                 return {"observation": asdict(self._current.observe())}
             case "run.close":
                 self.close()

@@ -79,9 +79,13 @@ class ReplyResult:
 class Observation:
     """What the target shows after an action, once it has settled.
 
-    ``None`` in ``attempts``, ``history``, ``events``, ``slot_held`` or ``patch`` means the target
-    cannot show it (a check on it is unverified, never failed or passed); ``pending`` is None both
-    for "no pending" and "cannot tell", the latter said in ``extra["pending_unknown"]``.
+    What the target cannot show is declared in ``extra["unobservable"]``: a field (``history``,
+    ``events``, ``attempts``, ``slot_held``, ``patch``, …) or ``history.<field>`` for a field its
+    history rows do not carry; a check on it is unverified, never failed or passed. Any other
+    ``None`` is an observed null, judged like any value (a null history where rows are expected is
+    a difference). ``pending`` is None both for "no pending" and "cannot tell", the latter said in
+    ``extra["pending_unknown"]``. A history row carries ``interaction_id``, ``prompt``, ``response``,
+    ``automatic`` and ``timestamp`` (when the row was written: seconds since the epoch or ISO 8601).
     """
 
     state: str

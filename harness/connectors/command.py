@@ -404,7 +404,21 @@ def _case(setup: CaseSetup) -> dict[str, Any]:
     }
 
 
+# The fields an implementation may leave out of an observation (it cannot show them), and those of a
+# history row: left out, declared unobservable (unverified); sent as null, an observed null.
+OPTIONAL_FIELDS: Final = ("attempts", "history", "events", "slot_held", "patch")
+HISTORY_FIELDS: Final = ("interaction_id", "prompt", "response", "automatic", "timestamp")
+
+
 def _observation(seen: Mapping[str, Any]) -> Observation:
+    extra = dict(seen.get("extra") or {})
+    history = seen.get("history")
+    unobservable = {*extra.get("unobservable", ()), *(name for name in OPTIONAL_FIELDS if name not in seen)}
+    unobservable |= {
+        f"history.{name}" for name in HISTORY_FIELDS if history and any(name not in row for row in history)
+    }
+    if unobservable:
+        extra["unobservable"] = sorted(unobservable)
     return Observation(
         state=seen["state"],
         error_code=seen["error_code"],
@@ -412,10 +426,10 @@ def _observation(seen: Mapping[str, Any]) -> Observation:
         reason_code=seen["reason_code"],
         data=seen["data"],
         pending=seen["pending"],
-        attempts=seen["attempts"],
-        history=tuple(seen.get("history", ())),
-        events=tuple(seen.get("events", ())),
+        attempts=seen.get("attempts"),
+        history=None if history is None else tuple(history),
+        events=None if seen.get("events") is None else tuple(seen["events"]),
         slot_held=seen.get("slot_held"),
         patch=seen.get("patch"),
-        extra=seen.get("extra", {}),
+        extra=extra,
     )

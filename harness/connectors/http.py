@@ -373,8 +373,29 @@ class HttpConnector:
             history: tuple[Mapping[str, Any], ...] | None = tuple(internals["history"])
         else:
             history = history_from_events(events) if events is not None else None
+        slot_held = internals["slot_held"] if "slot_held" in internals else self._slot_held()
+        patch = internals.get("patch") or self._patch_from_call_log()
         error = status.get("error") or {}
         extra: dict[str, Any] = {}
+        # What this server cannot show, declared (unverified); a null it reports is an observation.
+        unobservable = [
+            name
+            for name, value in (
+                ("events", events),
+                ("history", history),
+                ("attempts", attempts),
+                ("slot_held", slot_held),
+                ("patch", patch),
+            )
+            if value is None
+        ]
+        unobservable += [
+            f"history.{name}"
+            for name in HISTORY_FIELDS
+            if history and any(name not in row for row in history)  # its rows do not carry it
+        ]
+        if unobservable:
+            extra["unobservable"] = unobservable
         if decisions:
             extra["decisions"] = decisions
         if not pending_known:
@@ -400,8 +421,8 @@ class HttpConnector:
                 if events is not None
                 else None
             ),
-            slot_held=internals["slot_held"] if "slot_held" in internals else self._slot_held(),
-            patch=internals.get("patch") or self._patch_from_call_log(),
+            slot_held=slot_held,
+            patch=patch,
             extra=extra,
         )
 
@@ -743,16 +764,24 @@ def attempts_from_events(events: Sequence[Mapping[str, Any]] | None) -> int | No
     return max(numbers) if numbers else None
 
 
+# The fields of a history row (the in-process connector's); a row without one cannot show it.
+HISTORY_FIELDS: Final = ("interaction_id", "prompt", "response", "automatic", "timestamp")
+
+
 def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...] | None:
     """The interaction history as the in-process connector reports it, rebuilt from FCMP events.
 
     A ``user.input.required`` without an integer ``interaction_id`` opens a row of its own (id
-    None); a reply event closes the row it names, else the latest open one. ``automatic`` is None
-    where the event does not say. None (the target cannot show the history) when an ask was
-    answered — a later attempt ran — but no reply event says with what.
+    None); a reply event closes the row it names, else the latest open one. A field the events do not
+    carry is left out of the row (the server cannot show it; the connector declares it), a null they
+    carry is kept: ``prompt`` from the ask, ``response`` (or ``response_preview``) and ``automatic``
+    from the reply, ``timestamp`` from the envelope's ``ts`` of the event that last wrote the row. An
+    unanswered row has ``response`` and ``automatic`` None. None (the target cannot show the history)
+    when an ask was answered — a later attempt ran — but no reply event says with what.
     """
     rows: list[dict[str, Any]] = []
     asked_in: list[int | None] = []  # each row's attempt
+    answered: list[bool] = []
     latest_attempt: int | None = None
     for event in events:
         data = event.get("data") or {}
@@ -764,33 +793,40 @@ def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[st
             continue
         named = data.get("interaction_id")
         number = int(named) if is_int(named) else None
+        stamp = {"timestamp": event["ts"]} if "ts" in event else {}
         match event.get("type"):
             case "user.input.required":
-                if number is not None and any(row["interaction_id"] == number for row in rows):
+                if number is not None and any(row.get("interaction_id") == number for row in rows):
                     continue  # the same ask shown again
-                rows.append(
-                    {
-                        "interaction_id": number,
-                        "prompt": data.get("prompt"),
-                        "response": None,
-                        "automatic": None,
-                    }
-                )
+                row: dict[str, Any] = {"interaction_id": number}
+                if "prompt" in data:
+                    row["prompt"] = data["prompt"]
+                rows.append({**row, "response": None, "automatic": None, **stamp})
                 asked_in.append(attempt if is_int(attempt) else None)
+                answered.append(False)
             case kind if kind in REPLY_EVENTS:
                 open_rows = [
-                    row
-                    for row in rows
-                    if (number is None or row["interaction_id"] == number) and row["response"] is None
+                    index
+                    for index, row in enumerate(rows)
+                    if (number is None or row.get("interaction_id") == number) and not answered[index]
                 ]
                 if open_rows:
-                    open_rows[-1].update(
-                        response=data.get("response", data.get("response_preview")),
-                        automatic=data.get("automatic"),
-                    )
-    for row, attempt in zip(rows, asked_in, strict=True):
-        answered = attempt is not None and latest_attempt is not None and latest_attempt > attempt
-        if answered and row["response"] is None and row["automatic"] is None:
+                    index = open_rows[-1]
+                    answered[index] = True
+                    reply = rows[index]
+                    reply.pop("response")
+                    reply.pop("automatic")
+                    reply.pop("timestamp", None)
+                    for name in ("response", "response_preview"):
+                        if name in data:
+                            reply["response"] = data[name]
+                            break
+                    if "automatic" in data:
+                        reply["automatic"] = data["automatic"]
+                    reply.update(stamp)
+    for attempt, done in zip(asked_in, answered, strict=True):
+        later = attempt is not None and latest_attempt is not None and latest_attempt > attempt
+        if later and not done:
             return None
     return tuple(rows)
 

@@ -124,6 +124,8 @@ class ReferenceConnector:
                     "prompt": item.prompt,
                     "response": item.response,
                     "automatic": item.automatic,
+                    # when the row was last written (asked, then answered), by the orchestrator's clock
+                    "timestamp": item.replied_at if item.replied_at is not None else item.asked_at,
                 }
                 for item in store.interactions(run_id)
             ),

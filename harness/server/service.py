@@ -421,6 +421,7 @@ class JobService:
                         "prompt": item.prompt,
                         "response": item.response,
                         "automatic": item.automatic,
+                        "timestamp": item.replied_at if item.replied_at is not None else item.asked_at,
                     }
                 )
                 for item in self._store.interactions(job_id)

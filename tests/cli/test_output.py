@@ -55,7 +55,10 @@ def test_skips_are_neither_oks_nor_misses_and_their_reasons_are_listed() -> None
         "lacks:",
         "restart",
     ] in lines
-    assert "9 passed, 0 partial, 1 failed, 0 non-strict, 8 skipped, 0 errored, 0 unreached in 1.0s" in text
+    assert (
+        "9 passed, 0 partial, 1 failed, 0 non-strict, 8 skipped, 0 errored, 0 unreached, 0 ambiguous in 1.0s"
+        in text
+    )
 
 
 def test_a_run_that_verified_nothing_says_so_and_exits_5(turngate: Turngate) -> None:

@@ -23,10 +23,10 @@ from harness.runner import connector_for, run_case
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 
 
-def _outcome(scenario_id: str, engine: str = "codex") -> tuple[str, str]:
+def _outcome(scenario_id: str, engine: str = "codex", reading: str | None = None) -> tuple[str, str]:
     scenario = CATALOG[scenario_id]
     chosen = engine if engine in scenario.engines else scenario.engines[0]
-    result = run_case(scenario, chosen, connector_for("reference"))
+    result = run_case(scenario, chosen, connector_for("reference"), reading=reading)
     return result.outcome, result.message
 
 
@@ -128,8 +128,13 @@ def test_each_broken_target_is_caught_by_the_scenarios_that_should_catch_it(
     inject, catching, unaffected = BUGS[bug]
     inject(monkeypatch)
     for scenario_id in catching:
-        outcome, message = _outcome(scenario_id)
+        default = CATALOG[scenario_id].default_reading
+        outcome, message = _outcome(scenario_id, reading=default)
         assert outcome == "failed", f"{bug} slipped through {scenario_id}: {outcome} {message}"
+        if default is not None:  # unchosen, a bug that another reading allows is reading-dependent
+            outcome, message = _outcome(scenario_id)
+            assert outcome in ("ambiguous", "failed"), f"{bug}: {scenario_id}: {outcome} {message}"
+            assert outcome == "failed" or f"breaks reading {default}" in message, message
     for scenario_id in unaffected:
         outcome, message = _outcome(scenario_id)
         assert outcome == "passed", f"{bug} also broke {scenario_id}: {message}"

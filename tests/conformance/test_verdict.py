@@ -10,6 +10,7 @@ import pytest
 
 from harness.catalog import CATALOG_DIR, CatalogError, load_catalog
 from harness.cli import main
+from harness.decision_record import OBSERVED_FORMAT
 from harness.report import read_report
 from harness.verdict import Checks, judge
 
@@ -216,14 +217,15 @@ def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
     from harness.connectors.base import Observation
     from harness.decision_record import Placeholders, observed_step
 
-    seen = Observation(
-        "waiting_user", None, (), None, None, None, None, history=None, extra={"pending_unknown": True}
-    )
-    step = {
-        **observed_step(0, "start", None, seen, None, None, [], Placeholders("/nowhere")),
-        "engine": "gemini",
-    }
-    assert step["observation"]["unobservable"] == ["pending"]
+    def step_of(extra: dict[str, Any]) -> dict[str, Any]:
+        seen = Observation("waiting_user", None, (), None, None, None, None, history=None, extra=extra)
+        return {
+            **observed_step(0, "start", None, seen, None, None, [], Placeholders("/nowhere")),
+            "engine": "gemini",
+        }
+
+    step = step_of({"pending_unknown": True, "unobservable": ["attempts", "history"]})
+    assert step["observation"]["unobservable"] == ["attempts", "history", "pending"]
     case = checks(
         {"pending": {"interaction_id": 1}, "attempts": 1, "history": []},
         {"pending": PENDING, "attempts": "reference", "history": HISTORY},
@@ -234,6 +236,13 @@ def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
         ("pending", "unverified"),
         ("attempts", "unverified"),
         ("history", "unverified"),
+    ]
+    # The same Nones, not declared: what the target reported (null), a difference
+    reported = judge(case, [step_of({"pending_unknown": True})])
+    assert [(item.key, item.severity) for item in reported.differences] == [
+        ("pending", "unverified"),
+        ("attempts", "reference"),
+        ("history", "failed"),
     ]
 
 
@@ -296,6 +305,153 @@ def test_the_required_event_must_carry_the_persisted_pendings_id_and_prompt() ->
     for unseen in (None, [], required(question="Which style?")):
         assert judge(case, [observed(events=unseen)]).outcome == "partial", unseen
     assert judge(case, [observed(events=same, pending=None)]).outcome == "partial"
+    # (the steps above are saved ones, from before connectors declared what they cannot show)
+
+
+def current(action: str = "start", **seen: Any) -> dict[str, Any]:
+    """A step observed now: what the target cannot show is what its connector declares."""
+    return {**observed(action, **seen), "observed_format": OBSERVED_FORMAT}
+
+
+def test_a_target_showing_events_and_a_pending_but_no_required_event_breaks_architecture_2() -> None:
+    case = checks({"required_event": "from_pending"}, {"required_event": "design/architecture#2"})
+    chat = [{"type": "conversation.started", "data": {}}, {"type": "assistant.message.final", "data": {}}]
+    verdict = judge(case, [current(events=chat)])
+    assert verdict.outcome == "failed"
+    (item,) = verdict.differences
+    assert (item.key, item.authority, item.actual) == (
+        "required_event",
+        "design/architecture#2",
+        "no user.input.required event",
+    )
+    assert "user.input.required" in (item.quote or "")
+    assert judge(case, [current(events=[])]).outcome == "failed"  # shows events: none at all
+    # unverified only where the target cannot show events at all
+    hidden = current(events=None, unobservable=["events"])
+    assert judge(case, [hidden]).outcome == "partial"
+    assert judge(case, [current(events=chat, pending=None)]).differences == ()  # no pending: nothing to build
+
+
+def test_a_null_history_or_history_field_a_target_reports_is_a_difference() -> None:
+    automatic = "interactive-run-lifecycle/strict-switch/resumable-strict-false#then"
+    case = checks(
+        {"history": [{"interaction_id": 1, "response": "Formal", "automatic": True}]},
+        {"history": HISTORY, "history.automatic": automatic},
+    )
+    row = {"interaction_id": 1, "response": "Formal", "automatic": None}
+    verdict = judge(case, [current(history=[row])])
+    assert verdict.outcome == "failed"
+    assert [(item.key, item.severity) for item in verdict.differences] == [("history.automatic", "failed")]
+    # declared: its rows do not carry the field
+    declared = judge(case, [current(history=[row], unobservable=["history.automatic"])])
+    assert [(item.key, item.severity) for item in declared.differences] == [
+        ("history.automatic", "unverified")
+    ]
+    # a field left out of a row and not declared: a difference too
+    left_out = judge(case, [current(history=[{"interaction_id": 1, "response": "Formal"}])])
+    assert left_out.outcome == "failed"
+    # a null history, reported: failed; declared: unverified; a saved step's None: unverified as before
+    assert judge(case, [current(history=None)]).outcome == "failed"
+    assert judge(case, [current(history=None, unobservable=["history"])]).outcome == "partial"
+    assert judge(case, [observed(history=None)]).outcome == "partial"
+    assert judge(case, [observed(history=[row])]).outcome == "partial"
+    for name, value in (("events", {"includes": ["user.input.required"]}), ("slot_held", False)):
+        by = {name: PENDING}
+        assert judge(checks({name: value}, by), [current("start", **{name: None})]).outcome == "failed", name
+        hidden = current("start", **{name: None}, unobservable=[name])
+        assert judge(checks({name: value}, by), [hidden]).outcome == "partial", name
+
+
+def test_history_rows_must_carry_timestamps_that_do_not_go_backwards() -> None:
+    case = checks({"history_timestamps": "ordered"}, {"history_timestamps": HISTORY})
+
+    def rows(*stamps: Any) -> list[dict[str, Any]]:
+        return [{"interaction_id": n, "response": "x", "timestamp": t} for n, t in enumerate(stamps, 1)]
+
+    for good in (rows(10.0, 10.0, 11.5), rows("2025-11-22T12:00:00Z", "2025-11-22T12:00:01+00:00"), []):
+        assert judge(case, [current(history=good)]).differences == (), good
+    for bad in (rows(10.0, None), rows(None, None), [{"interaction_id": 1, "response": "x"}], rows(11, 10)):
+        verdict = judge(case, [current(history=bad)])
+        assert verdict.outcome == "failed", bad
+        assert verdict.differences[0].authority == HISTORY
+    assert judge(case, [current(history=rows("yesterday", "today"))]).outcome == "partial"  # unreadable
+    declared = current(history=rows(None), unobservable=["history.timestamp"])
+    assert judge(case, [declared]).outcome == "partial"
+    assert judge(case, [observed(history=rows(None, None))]).outcome == "partial"  # a saved step
+
+
+def _pending_steps(*ids: int | None) -> list[dict[str, Any]]:
+    return [
+        current("start" if not index else "reply", pending=None if n is None else {"interaction_id": n})
+        for index, n in enumerate(ids)
+    ]
+
+
+def test_a_conforming_target_numbering_ids_101_102_passes() -> None:
+    (scenario,) = [s for s in load_catalog() if s.id == "design/decision-5/stale-interaction-id-refused"]
+    steps = _pending_steps(101, 102, 102, None)
+    steps[2]["reply"] = {"accepted": False, "code": "STALE"}
+    steps[2]["observation"]["attempts"] = 2
+    steps[3].update(reply={"accepted": True, "code": None})
+    steps[3]["observation"].update(state="succeeded", data={"greeting": "Good day, Ada"})
+    verdict = judge(scenario.checks(), steps)
+    assert verdict.outcome == "passed", verdict.message
+    # the literal ids are the reference's numbering: reported, never a verdict
+    assert {item.key for item in verdict.differences} == {"pending.interaction_id"}
+    assert {item.severity for item in verdict.differences} == {"reference"}
+    # the relation still catches an id that does not move on, or goes back
+    for ids in ((101, 101, 102, None), (101, 100, 100, None), (101, 102, 103, None)):
+        broken = _pending_steps(*ids)
+        broken[2]["reply"] = {"accepted": False, "code": "STALE"}
+        broken[3].update(reply={"accepted": True, "code": None})
+        broken[3]["observation"].update(state="succeeded", data={"greeting": "Good day, Ada"})
+        failed = judge(scenario.checks(), broken)
+        assert failed.outcome == "failed", ids
+        assert {item.key for item in failed.differences if item.severity == "failed"} == {"pending_id"}
+
+
+def test_pending_id_new_and_same() -> None:
+    d5 = "design/decision-5/backend-pending-baseline#2"
+    case = Checks(
+        "x/y/z",
+        ({"pending_id": "new"}, {"pending_id": "new"}, {"pending_id": "same"}),
+        ("start", "reply", "advance_clock"),
+        {"pending_id": d5},
+        ({}, {}, {}),
+        {},
+        None,
+    )
+    assert judge(case, _pending_steps(10, 20, 20)).differences == ()
+    assert [d.step for d in judge(case, _pending_steps(10, 10, 10)).differences] == [1]
+    assert [d.step for d in judge(case, _pending_steps(10, 20, 30)).differences] == [2]
+    strings = _pending_steps(10, 20, 20)
+    strings[1]["observation"]["pending"] = {"interaction_id": "20"}
+    assert {d.step for d in judge(case, strings).differences} == {1, 2}
+
+
+def test_history_rows_relate_to_the_pendings_the_run_showed() -> None:
+    case = Checks(
+        "x/y/z",
+        ({}, {"history": [{"interaction_id": {"pending_at": 0}, "response": "Formal"}]}),
+        ("start", "reply"),
+        {"history": HISTORY},
+        ({}, {}),
+        {},
+        None,
+    )
+    waiting = current(pending={"interaction_id": 101})
+    rows = [{"interaction_id": 101, "response": "Formal"}, {"interaction_id": 102, "response": None}]
+    # the ask now waiting (no response yet) is no completed round: not compared
+    assert judge(case, [waiting, current("reply", history=rows)]).differences == ()
+    wrong = [{"interaction_id": 1, "response": "Formal"}]
+    (item,) = judge(case, [waiting, current("reply", history=wrong)]).differences
+    assert (item.key, item.severity, item.expected) == (
+        "history.interaction_id",
+        "failed",
+        {"row": 1, "interaction_id": 101},
+    )
+    lost = [{"interaction_id": 101, "response": None}]  # the round's reply was lost
+    assert judge(case, [waiting, current("reply", history=lost)]).outcome == "failed"
 
 
 def test_steps_a_case_never_reached_are_unverified() -> None:
@@ -326,3 +482,62 @@ def test_a_refused_package_the_scenario_thinks_valid_errs_the_case_with_the_targ
     _, (case,), _ = read_report(report)
     assert case["outcome"] == "errored" and "PackageRefused" in case["message"]
     assert "max_attempt" in case["message"]
+
+
+SOFT_41 = "design/decision-4.1/soft-completion-ask-user"
+
+
+def _waits_as_the_heading_reads() -> list[dict[str, Any]]:
+    events = [
+        {"type": "conversation.started", "data": {}},
+        {"type": "user.input.required", "data": {"interaction_id": 1}},
+    ]
+    return [current(events=events, pending={"interaction_id": 1, "kind": "open_text"})]
+
+
+def test_a_case_that_breaks_only_another_reading_is_ambiguous_with_the_readings_named() -> None:
+    (scenario,) = [s for s in load_catalog() if s.id == SOFT_41]
+    steps = _waits_as_the_heading_reads()
+    verdict = judge(scenario.checks(), steps)  # no reading chosen: every reading is judged
+    assert verdict.outcome == "ambiguous"
+    assert verdict.readings == {"decision-4.1-body": "failed", "decision-4.1-heading": "passed"}
+    assert (verdict.holds, verdict.breaks) == (("decision-4.1-heading",), ("decision-4.1-body",))
+    first = verdict.message.splitlines()[0]
+    assert "holds under reading decision-4.1-heading" in first and "breaks reading decision-4.1-body" in first
+    broken = [item for item in verdict.differences if item.severity == "failed"]
+    assert broken and {item.reading for item in broken} == {"decision-4.1-body"}
+    assert "[reading decision-4.1-body]" in str(broken[0])
+    # chosen, a reading is judged strictly
+    assert judge(scenario.checks(), steps, reading="decision-4.1-heading").outcome == "passed"
+    strict = judge(scenario.checks(), steps, reading="decision-4.1-body")
+    assert strict.outcome == "failed" and strict.readings == {}
+    # breaking every reading fails, naming them all
+    neither = judge(scenario.checks(), [current(state="failed", pending=None)])
+    assert neither.outcome == "failed" and "breaks every reading" in neither.message
+
+
+def test_an_ambiguous_case_does_not_fail_the_exit_status_unless_its_reading_is_chosen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "run.jsonl"
+    pattern = SOFT_41
+    assert main(["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--report-json", str(report)]) == 0
+    _, (case,), _ = read_report(report)
+    # the reference completes softly (the body reading, its default): the heading reading breaks
+    assert case["outcome"] == "ambiguous" and case["reading_chosen"] is False
+    assert case["readings"] == {"decision-4.1-body": "passed", "decision-4.1-heading": "failed"}
+    assert "breaks reading decision-4.1-heading" in case["message"]
+    capsys.readouterr()
+    assert main(["report", "judge", str(report)]) == 0
+    assert "AMBIGUOUS" in capsys.readouterr().out
+    assert main(["report", "judge", str(report), "--reading", "decision-4.1-heading"]) == 1
+    assert main(["report", "judge", str(report), "--reading", "decision-4.1-body"]) == 0
+    junit = tmp_path / "run.xml"
+    assert main(["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--junit", str(junit)]) == 0
+    text = junit.read_text(encoding="utf-8")
+    assert "<failure" not in text and "ambiguous: reading-dependent" in text
+    chosen = tmp_path / "heading.jsonl"
+    argv = ["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--report-json", str(chosen)]
+    assert main([*argv, "--reading", "decision-4.1-heading"]) == 0  # the reference follows the chosen reading
+    _, (case,), _ = read_report(chosen)
+    assert (case["outcome"], case["reading_chosen"], case["readings"]) == ("passed", True, {})
