@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.probe import add_command as add_probe_command
 
     add_probe_command(commands)
+    from harness.coverage import add_command as add_coverage_command
+
+    add_coverage_command(commands)
     from harness.mutants.cli import add_commands as add_mutant_commands
 
     add_mutant_commands(commands)
