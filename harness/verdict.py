@@ -421,6 +421,11 @@ def _check(
             want = named(expected, key)
             if seen.get(key) != want:
                 yield _Miss(key, want, seen.get(key))
+        case "state_not":
+            # A relation where the spec names no state: the run is in none of these (an auto run
+            # never waits; a canceled wait is no longer unfinished), whatever the target calls it.
+            if seen.get("state") in expected:
+                yield _Miss(key, f"a state other than {', '.join(expected)}", seen.get("state"))
         case "warnings":
             actual = list(seen.get("warnings") or ())
             missing = [name for name in named(expected, key) if name not in actual]

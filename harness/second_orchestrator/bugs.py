@@ -140,7 +140,11 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "auto_waits_for_user",
-        ("design/decision-2/auto-output-validity#1", f"{LIFE}/completion-gate-by-mode#req"),
+        (
+            "design/decision-2/auto-output-validity#1",
+            f"{LIFE}/completion-gate-by-mode#req",
+            "design/architecture#1-auto",
+        ),
         "auto mode reuses the interactive gate: invalid output without marker enters waiting_user",
     ),
     Bug(
