@@ -101,6 +101,25 @@ def real_engines(session: nox.Session) -> None:
 
 
 @nox.session
+def explore(session: nox.Session) -> None:
+    """Exploration against the reference: generated runs judged by the spec model (`-- --budget N
+    --seed S --target T`); the figures go to explore-results.json. Its own budget, outside the tests."""
+    session.install("-e", ".")
+    arguments = session.posargs or ["--budget", "3000", "--seed", "1"]
+    session.run("turngate", "explore", *arguments, "--json", "explore-results.json")
+
+
+@nox.session
+def sensitivity(session: nox.Session) -> None:
+    """Catalog alone vs catalog + exploration, per broken implementation (the spec mutants); the
+    table goes to sensitivity.json and docs/exploration.md's figures come from it."""
+    session.install("-e", ".")
+    session.run(
+        "python", "-m", "harness.exploration.sensitivity", "--out", "sensitivity.json", *session.posargs
+    )
+
+
+@nox.session
 def mutants(session: nox.Session) -> None:
     """Each spec mutant against the catalog cases citing its sentences; the score goes to mutants.json."""
     session.install("-e", ".")

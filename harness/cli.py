@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.mutants.cli import add_commands as add_mutant_commands
 
     add_mutant_commands(commands)
+    from harness.exploration.explore_cli import add_command as add_explore_command
+
+    add_explore_command(commands)
     return parser
 
 

@@ -55,6 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a folder of your own scenarios, beside the shipped catalog (repeatable)",
     )
     group.addoption("--turngate-reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
+    group.addoption(
+        "--turngate-explore",
+        type=int,
+        metavar="N",
+        help="also one item that explores N generated runs, judged by the spec model (turngate explore)",
+    )
+    group.addoption("--turngate-seed", type=int, default=0, metavar="S", help="the exploration's seed")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -109,7 +116,22 @@ class TurngateCatalog(pytest.Collector):
         state = _RunState(target, self.config.getoption("--turngate-reading"))
         # The ID given as a string, so that pytest parses it as it parses the IDs --lf saved
         # ("turngate::ID" + "[engine]" as parameters), and the two compare equal.
-        return [
+        explored: list[pytest.Item] = []
+        budget = self.config.getoption("--turngate-explore")
+        if budget:
+            seed = self.config.getoption("--turngate-seed")
+            explored.append(
+                TurngateExploration.from_parent(
+                    self,
+                    name=f"explore[seed={seed}]",
+                    nodeid=f"{self.nodeid}::explore[seed={seed}]",
+                    target=target,
+                    engines=tuple(engines),
+                    budget=budget,
+                    seed=seed,
+                )
+            )
+        return explored + [
             TurngateCase.from_parent(
                 self,
                 name=f"{scenario.id}[{engine}]",
@@ -184,6 +206,42 @@ class TurngateCase(pytest.Item):
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.scenario.path, None, f"turngate {self.scenario.id} [{self.engine}]"
+
+
+class TurngateExploration(pytest.Item):
+    """``--turngate-explore N``: N generated runs on the target, each judged by the spec model; fails
+    with the smallest failing run, as a scenario to keep (``turngate explore --save`` writes it)."""
+
+    def __init__(
+        self, *, target: Target, engines: tuple[str, ...], budget: int, seed: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.target, self.engines, self.budget, self.seed = target, engines, budget, seed
+        self.add_marker(pytest.mark.turngate)
+
+    def runtest(self) -> None:
+        import yaml
+
+        from harness.exploration.explorer import explore
+
+        connector = self.target.connector()
+        capabilities = frozenset(connector.capabilities)
+        connector.close()
+        report = explore(
+            self.target, capabilities, engines=self.engines, budget=self.budget, seed_value=self.seed
+        )
+        self.user_properties.append(("turngate_explored_runs", report.runs))
+        found = report.finding
+        if found is not None:
+            document = yaml.safe_dump(found.document, sort_keys=False, allow_unicode=True)
+            pytest.fail(
+                f"explored {report.runs} runs (seed {self.seed}); found after {found.first_found_at}:\n"
+                f"{found.result.message}\n\nthe smallest run, as a scenario:\n{document}",
+                pytrace=False,
+            )
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return "turngate", None, f"turngate explore (seed {self.seed}, {self.budget} runs)"
 
 
 def _first(result: CaseResult) -> str:

@@ -1,0 +1,189 @@
+"""Evidence: what one scripted engine turn means to the spec, read from the script, not from bytes.
+
+The model never parses an engine's stream (that is the readers' job, and the reference's); it reads
+the fake engines' script (docs/fake-engines.md) for what each step *is*: assistant reply text
+(``say``, ``ask_user``), an echo the spec excludes from evidence (``tool``, ``think``, ``stderr``),
+or an interruption of the process (``crash``, ``hang``, ``truncate``, a turn with no end). A step
+whose meaning depends on the bytes (``raw``) or that the spec says nothing about (an engine
+``error`` event) is :class:`Unmodelled`: the model declines rather than guesses.
+
+Marker and output are the spec's own words: the done marker is the JSON text
+``"__SKILL_DONE__": true``, plain or escaped inside a string (Decision 3.1), found only in the
+assistant's reply (003, escaped-marker detection); the output is the business JSON object the reply
+carries, with the marker stripped before schema validation (Decision 3).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import jsonschema
+
+MARKER_KEY: Final = "__SKILL_DONE__"
+
+# The literal reading: the key exactly, a JSON boolean true, plain or with escaped quotes.
+_LITERAL: Final = re.compile(r'\\?"__SKILL_DONE__\\?"[ \t\r\n]*:[ \t\r\n]*true(?![A-Za-z0-9_])')
+# The lenient reading (engine-format/marker-look-alikes): any letter case of the key, and a value
+# that is true in any case, the string "true", or a word beginning with true.
+_LENIENT: Final = re.compile(r'\\?"__skill_done__\\?"[ \t\r\n]*:[ \t\r\n]*(\\?"true\\?"|true)', re.IGNORECASE)
+
+Interruption = Literal["none", "crash", "signal", "hang", "truncated", "no-end"]
+MarkerReading = Literal["marker-literal", "marker-lenient"]
+
+
+class Unmodelled(ValueError):
+    """A script the model does not predict (raw bytes, engine error events): said, never guessed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """An ask_user hint as the script wrote it; ``valid`` is False for any defect (003: malformed
+    payload falls back to the backend's baseline)."""
+
+    form: str
+    valid: bool
+    prompt: str | None
+    kind: str | None
+    options: tuple[Mapping[str, Any], ...] | None
+    ui_hints: Mapping[str, Any] | None
+    context: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvidence:
+    """One engine turn, as the gate sees it."""
+
+    messages: tuple[str, ...]  # the assistant's reply texts, in order (say, ask_user prose)
+    final_message: str | None  # the final assistant message, when it is prose the baseline can quote
+    hint: Hint | None
+    interruption: Interruption
+    output: Mapping[str, Any] | None  # the business JSON object, marker stripped; None: none found
+    output_found: bool
+    output_in_final: bool  # the object is in the final assistant message
+
+    def marker(self, reading: MarkerReading = "marker-literal") -> bool:
+        pattern = _LITERAL if reading == "marker-literal" else _LENIENT
+        return any(pattern.search(text) for text in self.messages)
+
+    def output_valid(self, schema: Mapping[str, Any] | None) -> bool:
+        if self.output is None:
+            return False
+        validator = jsonschema.Draft202012Validator(schema if schema is not None else {"type": "object"})
+        return bool(validator.is_valid(self.output))
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interruption != "none"
+
+
+def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
+    """A script turn (``{steps: [...], end?, exit_code?}``) as evidence."""
+    messages: list[str] = []
+    final: str | None = None
+    hint: Hint | None = None
+    interruption: Interruption = "none"
+    for step in turn.get("steps", ()):
+        ((kind, value),) = step.items()
+        match kind:
+            case "say":
+                text = _say_text(value)
+                messages.append(text)
+                final = text
+            case "ask_user":
+                hint = _hint(value)
+                # The hint is its own assistant message (its prose, then the block): what comes
+                # before it is no longer the final message. The block itself is never output.
+                messages.append(str(value.get("text") or ""))
+                # The reply's final message holds the hint block: the baseline's prompt is then the
+                # implementation's to derive (the hint's prompt, or the prose), not a value to pin.
+                final = None
+            case "tool" | "think" | "stderr" | "sleep" | "split" | "detach":
+                pass  # echoes and noise: never evidence (003, escaped-marker detection)
+            case "crash":
+                interruption = "signal" if "signal" in value else "crash"
+                break
+            case "hang":
+                interruption = "hang"
+                break
+            case "truncate":
+                interruption = "truncated"
+                break
+            case "raw" | "error":
+                raise Unmodelled(f"a `{kind}` step: its meaning is in its bytes or the spec is silent")
+            case _:
+                raise Unmodelled(f"an unknown step {kind!r}")
+    end = turn.get("end", "completed")
+    if interruption == "none" and end != "completed":
+        interruption = "no-end"
+    if interruption == "none" and int(turn.get("exit_code", 0)) != 0:
+        interruption = "crash"
+    output, found = _output(messages)
+    in_final = (
+        bool(messages)
+        and found
+        and any(candidate.get("outcome") != "ask_user" for candidate in _objects(messages[-1]))
+    )
+    return TurnEvidence(tuple(messages), _prose(final), hint, interruption, output, found, in_final)
+
+
+def _say_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if "chunks" in value:
+        return "".join(str(chunk) for chunk in value["chunks"])
+    return str(value["text"])
+
+
+def _prose(message: str | None) -> str | None:
+    """The final message, when it is plain prose: a message carrying JSON is output, not a question."""
+    if message is None or "{" in message:
+        return None
+    return message.strip() or None
+
+
+def _hint(value: Mapping[str, Any]) -> Hint:
+    options = value.get("options")
+    return Hint(
+        form=str(value.get("form", "yaml_block")),
+        valid=value.get("defect") is None and bool(value.get("prompt")),
+        prompt=value.get("prompt"),
+        kind=value.get("kind"),
+        options=tuple(options) if isinstance(options, list) else None,
+        ui_hints=value.get("ui_hints"),
+        context=value.get("context"),
+    )
+
+
+def _output(messages: Sequence[str]) -> tuple[Mapping[str, Any] | None, bool]:
+    """The last JSON object of the reply (an ask_user envelope is a hint, never output: Decision 4),
+    with the marker key removed (Decision 3)."""
+    found: Mapping[str, Any] | None = None
+    for message in messages:
+        for candidate in _objects(message):
+            if candidate.get("outcome") == "ask_user":
+                continue
+            found = candidate
+    if found is None:
+        return None, False
+    return {key: value for key, value in found.items() if key != MARKER_KEY}, True
+
+
+def _objects(text: str) -> list[dict[str, Any]]:
+    """Top-level JSON objects in a text, left to right."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        position = text.find("{", end)
+    return found
