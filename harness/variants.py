@@ -60,6 +60,8 @@ class Variant:
     gemini_json_warning: bool = False  # OUTPUT_REPAIRED_GENERIC on every gemini json document
     history: bool = True  # the interaction history is shown
     protocol_events: bool = True  # the protocol events are shown
+    id_offset: int = 0  # shown interaction ids are the reference's plus this (still monotonic)
+    answered_rounds_only: bool = False  # the history lists answered rounds, not the ask still open
 
     def __post_init__(self) -> None:
         renamed = sorted(SPEC_CODES & set(self.codes))
@@ -93,10 +95,20 @@ class Variant:
             return self.fallback_prompt
         return value
 
+    def shown_id(self, value: Any) -> Any:
+        """An interaction id as the variant numbers it."""
+        return value + self.id_offset if isinstance(value, int) and not isinstance(value, bool) else value
+
+    def own_id(self, value: int | None) -> int | None:
+        """An interaction id a client sent, back in the reference's numbering (None: the pending one)."""
+        return None if value is None else value - self.id_offset
+
     def pending(self, pending: Mapping[str, Any] | None, engine: str) -> dict[str, Any] | None:
         if pending is None:
             return None
         shown = dict(pending)
+        if "interaction_id" in shown:
+            shown["interaction_id"] = self.shown_id(shown["interaction_id"])
         shown["prompt"] = self.prompt(shown.get("prompt"))
         policy = shown.get("default_decision_policy")
         if isinstance(policy, str):
@@ -111,6 +123,8 @@ class Variant:
 
     def event_data(self, kind: str, data: Mapping[str, Any]) -> dict[str, Any]:
         shown = dict(data)
+        if "interaction_id" in shown:
+            shown["interaction_id"] = self.shown_id(shown["interaction_id"])
         match kind:
             case "user.input.required":
                 shown["prompt"] = self.prompt(shown.get("prompt"))
@@ -138,7 +152,16 @@ class Variant:
         return shown
 
     def history_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        return {**row, "prompt": self.prompt(row.get("prompt"))}
+        return {
+            **row,
+            "prompt": self.prompt(row.get("prompt")),
+            "interaction_id": self.shown_id(row.get("interaction_id")),
+        }
+
+    def history_rows(self, rows: Any) -> tuple[dict[str, Any], ...]:
+        """The history as shown: each row renamed, the open ask left out where the variant does."""
+        kept = (row for row in rows if not (self.answered_rounds_only and row.get("response") is None))
+        return tuple(self.history_row(row) for row in kept)
 
     def decision(self, decision: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -223,6 +246,20 @@ VARIANTS: Final[Mapping[str, Variant]] = MappingProxyType(
                 policies={"engine_judgement": "auto_decide"},
             ),
             Variant(
+                "ids-from-101",
+                "interaction ids numbered 101, 102, ... (the reference's plus 100)",
+                "Decision 5: a 'backend-generated monotonic id (attempt-based)': a relation, not the"
+                " numbers 1, 2, ...",
+                id_offset=100,
+            ),
+            Variant(
+                "answered-rounds-only",
+                "the history lists the answered ask/reply rounds only, not the question still open",
+                "001: the history records each completed ask/reply round (WHEN a round of ask_user"
+                " and reply completes); an open question is the pending's",
+                answered_rounds_only=True,
+            ),
+            Variant(
                 "no-history",
                 "keeps the interaction history but offers no endpoint for it",
                 "001 asks that history be persisted 'for audit and replay', not that it be served",
@@ -277,7 +314,7 @@ def variant_observation(
         # None: the target cannot show it, so its checks are unverified (never failed, never passed).
         history=None
         if not variant.history or observation.history is None
-        else tuple(variant.history_row(row) for row in observation.history),
+        else variant.history_rows(observation.history),
         events=None
         if not variant.protocol_events or observation.events is None
         else tuple(

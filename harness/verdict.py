@@ -134,14 +134,16 @@ class Checks:
         return tuple(overrides.get(str(index), expect) for index, expect in enumerate(self.expect))
 
     def authority(self, step: int, key: str, reading: str | None = None) -> str | None:
-        """The authority of a check: the reading's, the step's own, then the scenario's; a field's, then
-        its key's."""
+        """The authority of a check: a field's own, then its key's; each from the reading's table, the
+        step's own, then the scenario's. A field's entry anywhere wins over its key's: a step that
+        cites a sentence for its ``pending`` does not make the scenario's literal ``interaction_id``
+        (backed by ``reference``) that sentence's value."""
         # warnings.exact is its own check, never backed by the sentence that requires a warning
         names = (key,) if key in _IMPLICIT else (key, key.split(".", 1)[0])
         chosen = self.chosen(reading)
         for_reading = self.reading_by.get(chosen, {}).get(str(step), {}) if chosen else {}
-        for table in (for_reading, self.step_by[step], self.by):
-            for name in names:
+        for name in names:
+            for table in (for_reading, self.step_by[step], self.by):
                 if name in table:
                     return table[name]
         return _IMPLICIT.get(key)

@@ -66,6 +66,8 @@ class ReferenceConnector:
         run = self._live.status(self._id)
         if interaction_id is None:
             interaction_id = int(run.pending["interaction_id"]) if run.pending else 0
+        else:  # the id as the variant shows it, back in the orchestrator's own numbering
+            interaction_id = self._variant.own_id(interaction_id) or 0
         outcome = self._live.reply(self._id, interaction_id, text)
         return ReplyResult(outcome.accepted, self._variant.code(outcome.code))
 

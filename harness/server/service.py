@@ -279,7 +279,9 @@ class JobService:
             raise ApiError(400, "REQUEST_INVALID", f"idempotency_key: {key!r}: must be a string")
         with self._lock:
             # A key already used gets the first answer, nothing redone, across restarts too (the store).
-            outcome = self._orchestrator.reply(job_id, interaction_id, text, idempotency_key=key)
+            # The id as the variant shows it, back in the orchestrator's own numbering.
+            own = self.config.variant.own_id(interaction_id) or 0
+            outcome = self._orchestrator.reply(job_id, own, text, idempotency_key=key)
             if not outcome.accepted:
                 raise ApiError(
                     409,
@@ -414,8 +416,8 @@ class JobService:
             ],
         }
         if variant.history:  # a variant without history shows it nowhere, not even to turngate's hooks
-            shown["history"] = [
-                variant.history_row(
+            shown["history"] = list(
+                variant.history_rows(
                     {
                         "interaction_id": item.interaction_id,
                         "prompt": item.prompt,
@@ -423,9 +425,9 @@ class JobService:
                         "automatic": item.automatic,
                         "timestamp": item.replied_at if item.replied_at is not None else item.asked_at,
                     }
+                    for item in self._store.interactions(job_id)
                 )
-                for item in self._store.interactions(job_id)
-            ]
+            )
         return shown
 
     def _run_skill(self, run: RunRecord) -> Skill:

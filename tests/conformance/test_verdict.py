@@ -541,3 +541,19 @@ def test_an_ambiguous_case_does_not_fail_the_exit_status_unless_its_reading_is_c
     assert main([*argv, "--reading", "decision-4.1-heading"]) == 0  # the reference follows the chosen reading
     _, (case,), _ = read_report(chosen)
     assert (case["outcome"], case["reading_chosen"], case["readings"]) == ("passed", True, {})
+
+
+def test_a_fields_own_authority_wins_over_a_steps_authority_for_its_key() -> None:
+    """A step citing a sentence for its ``pending`` must not make the scenario's literal id (backed by
+    ``reference``) that sentence's value: ids 101, 102 of a conforming target were judged failed."""
+    checks = Checks(
+        "x",
+        ({"pending": {"interaction_id": 1}},),
+        ("start",),
+        {"pending.interaction_id": "reference"},
+        ({"pending": "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#and1"},),
+        {},
+        None,
+    )
+    assert checks.authority(0, "pending.interaction_id") == "reference"
+    assert checks.authority(0, "pending").endswith("incomplete-turn-enters-waiting#and1")

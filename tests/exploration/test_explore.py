@@ -19,6 +19,7 @@ from harness.exploration.plans import ENGINES
 from harness.mutants.registry import mutant_named
 from harness.runner import run_case
 from harness.targets import Target, parse_target
+from harness.variants import VARIANTS
 
 REFERENCE = parse_target("reference")
 CAPABILITIES = REFERENCE.connector().capabilities
@@ -90,4 +91,12 @@ def test_the_command_exits_1_with_the_finding_saved_and_2_on_bad_input(tmp_path:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_every_engine_explores_cleanly_on_the_reference(engine: str) -> None:
     report = explore(REFERENCE, CAPABILITIES, engines=(engine,), budget=8, seed_value=len(engine))
+    assert report.finding is None, report.finding and report.finding.result.message
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_exploring_a_conforming_variant_finds_nothing(variant: str) -> None:
+    """Variants differ only where the spec allows (names, exposure, id numbering, open asks)."""
+    target = replace(REFERENCE, variant=variant)
+    report = explore(target, CAPABILITIES, engines=ENGINES, budget=6, seed_value=len(variant))
     assert report.finding is None, report.finding and report.finding.result.message
