@@ -45,6 +45,7 @@ def explore_command(args: argparse.Namespace) -> int:
         time_budget_sec=args.time_budget,
         seed_value=args.seed,
         shrink=not args.no_shrink,
+        reading=args.reading,
         progress=progress,
     )
     if interactive:
@@ -126,6 +127,9 @@ def add_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--save", type=Path, metavar="DIR", help="write the shrunk failing run as a scenario"
     )
     explore.add_argument("--json", metavar="FILE", help="the exploration's figures and finding as JSON")
+    explore.add_argument(
+        "--reading", metavar="NAME", help="judge runs that depend on an ambiguous sentence by this reading"
+    )
     explore.add_argument("--variant", metavar="NAME", help="the reference as a conforming variant")
     explore.add_argument("--mutant", metavar="NAME", help="the reference as a spec mutant")
     explore.set_defaults(handler=explore_command)

@@ -98,12 +98,16 @@ def explore(
     time_budget_sec: float | None = None,
     seed_value: int = 0,
     shrink: bool = True,
+    reading: str | None = None,
     progress: Callable[[Exploration], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Exploration:
     """Up to ``budget`` generated runs on ``target`` (fewer when ``time_budget_sec`` runs out first);
     stops at the first finding, shrunk (unless ``shrink`` is False: a slow target's first failing run
-    may be all one can afford). ``capabilities``: what the target offers (its connector's)."""
+    may be all one can afford). ``reading``: judge a run whose prediction depends on a reading of
+    an ambiguous sentence strictly by that reading (as ``turngate run --reading``); without it such
+    a run holding under one reading and breaking another is ``ambiguous``, never a finding.
+    ``capabilities``: what the target offers (its connector's)."""
     report = Exploration(seed=seed_value, target=target.name)
     started = clock()
     first: list[int] = []
@@ -131,7 +135,7 @@ def explore(
         except (Unmodelled, Undetermined):
             report.declined += 1
             reject()
-        result = run_plan(plan, document, target)
+        result = run_plan(plan, document, target, reading)
         report.runs += 1
         report.digests.append(plan.digest)
         report.outcomes[result.outcome] = report.outcomes.get(result.outcome, 0) + 1
@@ -159,12 +163,13 @@ def explore(
     return report
 
 
-def run_plan(plan: Plan, document: dict[str, Any], target: Target) -> CaseResult:
+def run_plan(plan: Plan, document: dict[str, Any], target: Target, reading: str | None = None) -> CaseResult:
     """One plan on the target, through the runner and the verdict, as a catalog case."""
     return run_case(
         scenario_of(document),
         plan.engine,
         target.connector(),
+        reading=reading,
         shared_scripts=target.shared_scripts,
         shared_call_log=target.shared_call_log,
     )

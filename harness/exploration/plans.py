@@ -18,12 +18,13 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from harness.model import StepPrediction, predict
+from harness.model import StepPrediction, Undetermined, predict
 from harness.model.run_machine import RunConfig
 from harness.model.scenarios import GREETING_SCHEMA, readings_named, scenario_document
 
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
-SOFT_READINGS: Final = ("decision-4.1-body", "decision-4.1-heading")
+# The spec's ambiguous sentences, each with its default reading first (the catalog's defaults).
+AMBIGUITIES: Final = (("decision-4.1-body", "decision-4.1-heading"), ("marker-literal", "marker-lenient"))
 # Which capability a predicted check needs the target to have (absent: every target shows it).
 _NEEDS: Final[Mapping[str, str]] = {
     "slot_held": "slots",
@@ -72,10 +73,20 @@ def scenario_for(
     plan: Plan, capabilities: frozenset[str], *, scenario_id: str, provenance: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The plan as a catalog scenario whose checks are the model's predictions, keeping only the
-    checks the target can show (a target's missing capability never turns a check unverified)."""
-    predicted = {name: _kept(predict(plan.config(name), plan.steps), capabilities) for name in SOFT_READINGS}
-    default = predicted[SOFT_READINGS[0]]
-    others = {name: steps for name, steps in predicted.items() if steps != default}
+    checks the target can show (a target's missing capability never turns a check unverified).
+
+    Where a reading of an ambiguous sentence changes a prediction, the scenario carries the readings
+    (as the catalog's do); a run that two ambiguities both change is not the model's to decide."""
+    default = _kept(predict(plan.config(None), plan.steps), capabilities)
+    ambiguous: list[tuple[str, str, tuple[StepPrediction, ...]]] = []
+    for usual, other in AMBIGUITIES:
+        steps = _kept(predict(plan.config(other), plan.steps), capabilities)
+        if steps != default:
+            ambiguous.append((usual, other, steps))
+    if len(ambiguous) > 1:
+        raise Undetermined("two ambiguous sentences both change this run")
+    readings = {ambiguous[0][0]: default, ambiguous[0][1]: ambiguous[0][2]} if ambiguous else None
+    others = {ambiguous[0][1]: ambiguous[0][2]} if ambiguous else {}
     document = scenario_document(
         scenario_id,
         f"explored run {plan.digest} on {plan.engine}",
@@ -85,8 +96,8 @@ def scenario_for(
         script=plan.script,
         runtime=plan.runtime,
         skill=plan.skill,
-        readings={SOFT_READINGS[0]: default, **others} if others else None,
-        default_reading=SOFT_READINGS[0] if others else None,
+        readings=readings,
+        default_reading=ambiguous[0][0] if ambiguous else None,
         provenance=provenance,
     )
     if plan.gemini_output_format is not None:
@@ -146,6 +157,10 @@ _REPLY_ATOMS: Final[Mapping[str, Any]] = {
     "escaped-marker-invalid": '{"greeting": 42, "note": "{\\"__SKILL_DONE__\\": true}"}',
     "fenced-valid-with-marker": 'Here it is:\n```json\n{"greeting": "Hello", ' + _MARKER + "}\n```",
     "prose-then-valid": 'Done.\n{"greeting": "Hello"}',
+    # Look-alikes of the marker: not it under the literal reading, it under the lenient one.
+    "look-alike-string-true": '{"style": "formal", "__SKILL_DONE__": "true"}',
+    "look-alike-key-case": '{"style": "formal", "__skill_done__": true}',
+    "look-alike-true-prefix": '{"style": "formal", "__SKILL_DONE__": trueish}',
 }
 # Echoes and noise before the reply: never evidence, whatever they carry.
 _NOISE_ATOMS: Final[Sequence[Mapping[str, Any]]] = (
@@ -176,7 +191,7 @@ def _hint(draw: st.DrawFn) -> dict[str, Any]:
         hint["defect"] = draw(st.sampled_from(_DEFECTS))
     if draw(st.booleans()):
         # The hint's own id: never the pending's (Decision 5: backend-generated), never a count.
-        hint["interaction_id"] = draw(st.sampled_from((1, 7)))
+        hint["interaction_id"] = 7  # the same at every wait: a pending that took it would not grow
     return hint
 
 

@@ -68,7 +68,9 @@ def measure_mutant(name: str, budget: int, seed_value: int) -> Sensitivity:
     mutant = mutant_named(name)
     target = replace(parse_target("reference"), mutant=name)
     catalog = run_mutant(mutant, load_catalog(), jobs=1)
-    return _explored(name, tuple(mutant.sentences), catalog.killers, target, budget, seed_value)
+    return _explored(
+        name, tuple(mutant.sentences), catalog.killers, target, budget, seed_value, mutant.reading
+    )
 
 
 def measure_bug(name: str, budget: int, seed_value: int) -> Sensitivity:
@@ -96,11 +98,14 @@ def _explored(
     target: Target,
     budget: int,
     seed_value: int,
+    reading: str | None = None,
 ) -> Sensitivity:
     connector = target.connector()
     capabilities = frozenset(connector.capabilities)
     connector.close()
-    report = explore(target, capabilities, engines=ENGINES, budget=budget, seed_value=seed_value)
+    report = explore(
+        target, capabilities, engines=ENGINES, budget=budget, seed_value=seed_value, reading=reading
+    )
     found = report.finding
     kill: str | None = None
     other: str | None = None

@@ -9,8 +9,9 @@ auto turn), the row's authority is ``reference``: reported, never a verdict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
 
 from harness.model.evidence import TurnEvidence
 
@@ -57,6 +58,20 @@ class GateDecision:
     never_waits: str | None = None  # a sentence that forbids waiting where the state's name is open
 
 
+# The sentence that keeps each kind of near miss from being the marker: a decision that hinges on
+# leaving one out cites it (the rule an implementation that took the near miss would break).
+STRIPPED_FIRST: Final = (
+    "interactive-engine-turn-protocol/completion-by-mode/marker-excluded-from-validation#then"
+)
+NEAR_MISS_WORDS: Final = {
+    "tool": "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and2",
+    "think": "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1",
+    "stderr": "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1",
+    "user-echo": "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1",
+    "look-alike": "design/decision-3.1/unified-detector#1",
+}
+
+
 def decide(
     evidence: TurnEvidence,
     *,
@@ -65,8 +80,32 @@ def decide(
     max_attempt: int | None,
     output_valid: bool,
     readings: Readings = DEFAULT_READINGS,
+    echoed_reply: bool = False,
+    schema: Mapping[str, Any] | None = None,
 ) -> GateDecision:
-    """One finished turn → the decision the spec requires."""
+    """One finished turn → the decision the spec requires. ``echoed_reply``: the user's reply that
+    resumed this turn carried the marker text (an engine may echo it back)."""
+    decision = _decide(evidence, mode, attempt, max_attempt, output_valid, readings)
+    if decision.data_valid and evidence.valid_only_when_stripped(schema):
+        # Valid only once the marker is removed: an implementation that validated it as a business
+        # field fails this turn, against 003's rule, which the state cites.
+        return replace(decision, state_by=STRIPPED_FIRST)
+    near = evidence.near_miss(readings.marker) or ("user-echo" if echoed_reply else None)
+    if mode == "interactive" and near is not None and decision.rule in ("no evidence", "soft evidence"):
+        # Without the near miss taken for the marker this turn waits (or completes softly): an
+        # implementation that took it would break the rule that excludes it, so the state cites it.
+        return replace(decision, state_by=NEAR_MISS_WORDS[near])
+    return decision
+
+
+def _decide(
+    evidence: TurnEvidence,
+    mode: str,
+    attempt: int,
+    max_attempt: int | None,
+    output_valid: bool,
+    readings: Readings,
+) -> GateDecision:
     if mode == "auto":
         return _auto(evidence, output_valid)
     marker = evidence.marker(readings.marker)
@@ -91,7 +130,10 @@ def decide(
     if marker:
         # Decision 8: the marker never bypasses output validity, and never falls back to waiting.
         return GateDecision(
-            "failed", "marker, invalid output", f"{_GATE}/interactive-marker-invalid-output#then"
+            "failed",
+            "marker, invalid output",
+            f"{_GATE}/interactive-marker-invalid-output#then",
+            never_waits=f"{_GATE}/interactive-marker-invalid-output#and1",
         )
     hinted = evidence.hint is not None and evidence.hint.valid
     if output_valid and not (hinted and readings.soft == "decision-4.1-heading"):

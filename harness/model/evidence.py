@@ -51,6 +51,9 @@ class Hint:
     options: tuple[Mapping[str, Any], ...] | None
     ui_hints: Mapping[str, Any] | None
     context: Mapping[str, Any] | None
+    # Cut off mid-payload: what survived may still parse, so whether it enriches the pending is the
+    # implementation's call ("optional enriched fields if safe to parse").
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +67,29 @@ class TurnEvidence:
     output: Mapping[str, Any] | None  # the business JSON object, marker stripped; None: none found
     output_found: bool
     output_in_final: bool  # the object is in the final assistant message
+    echoes: tuple[str, ...] = ()  # where the marker text shows outside the reply: tool, think, stderr
+    raw_output: Mapping[str, Any] | None = None  # the output object as written, marker key and all
 
     def marker(self, reading: MarkerReading = "marker-literal") -> bool:
         pattern = _LITERAL if reading == "marker-literal" else _LENIENT
         return any(pattern.search(text) for text in self.messages)
+
+    def near_miss(self, reading: MarkerReading = "marker-literal") -> str | None:
+        """What looks like the marker but is not evidence: ``tool``, ``think`` or ``stderr`` echoes,
+        or a ``look-alike`` in the reply (under the literal reading); None when there is none."""
+        if self.echoes:
+            return self.echoes[0]
+        if reading == "marker-literal" and not self.marker() and self.marker("marker-lenient"):
+            return "look-alike"
+        return None
+
+    def valid_only_when_stripped(self, schema: Mapping[str, Any] | None) -> bool:
+        """The output passes the schema with the marker stripped, and fails it without: the decision
+        hinges on Decision 3 (the marker is removed before validation)."""
+        if self.raw_output is None or MARKER_KEY not in self.raw_output or not self.output_valid(schema):
+            return False
+        validator = jsonschema.Draft202012Validator(schema if schema is not None else {"type": "object"})
+        return not validator.is_valid(self.raw_output)
 
     def output_valid(self, schema: Mapping[str, Any] | None) -> bool:
         if self.output is None:
@@ -83,6 +105,7 @@ class TurnEvidence:
 def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
     """A script turn (``{steps: [...], end?, exit_code?}``) as evidence."""
     messages: list[str] = []
+    echoes: list[str] = []
     final: str | None = None
     hint: Hint | None = None
     interruption: Interruption = "none"
@@ -101,8 +124,13 @@ def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
                 # The reply's final message holds the hint block: the baseline's prompt is then the
                 # implementation's to derive (the hint's prompt, or the prose), not a value to pin.
                 final = None
-            case "tool" | "think" | "stderr" | "sleep" | "split" | "detach":
-                pass  # echoes and noise: never evidence (003, escaped-marker detection)
+            case "tool" | "think" | "stderr":
+                # echoes and noise: never evidence (003, escaped-marker detection); noted, so that a
+                # decision that hinges on leaving them out can say which sentence does
+                if _LITERAL.search(json.dumps(value, ensure_ascii=False).replace('\\"', '"')):
+                    echoes.append(kind)
+            case "sleep" | "split" | "detach":
+                pass
             case "crash":
                 interruption = "signal" if "signal" in value else "crash"
                 break
@@ -121,13 +149,15 @@ def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
         interruption = "no-end"
     if interruption == "none" and int(turn.get("exit_code", 0)) != 0:
         interruption = "crash"
-    output, found = _output(messages)
+    output, found, raw = _output(messages)
     in_final = (
         bool(messages)
         and found
         and any(candidate.get("outcome") != "ask_user" for candidate in _objects(messages[-1]))
     )
-    return TurnEvidence(tuple(messages), _prose(final), hint, interruption, output, found, in_final)
+    return TurnEvidence(
+        tuple(messages), _prose(final), hint, interruption, output, found, in_final, tuple(echoes), raw
+    )
 
 
 def _say_text(value: Any) -> str:
@@ -155,10 +185,11 @@ def _hint(value: Mapping[str, Any]) -> Hint:
         options=tuple(options) if isinstance(options, list) else None,
         ui_hints=value.get("ui_hints"),
         context=value.get("context"),
+        partial=value.get("defect") == "truncated",
     )
 
 
-def _output(messages: Sequence[str]) -> tuple[Mapping[str, Any] | None, bool]:
+def _output(messages: Sequence[str]) -> tuple[Mapping[str, Any] | None, bool, Mapping[str, Any] | None]:
     """The last JSON object of the reply (an ask_user envelope is a hint, never output: Decision 4),
     with the marker key removed (Decision 3)."""
     found: Mapping[str, Any] | None = None
@@ -168,8 +199,8 @@ def _output(messages: Sequence[str]) -> tuple[Mapping[str, Any] | None, bool]:
                 continue
             found = candidate
     if found is None:
-        return None, False
-    return {key: value for key, value in found.items() if key != MARKER_KEY}, True
+        return None, False, None
+    return {key: value for key, value in found.items() if key != MARKER_KEY}, True, found
 
 
 def _objects(text: str) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ _LIFE: Final = "interactive-run-lifecycle"
 _D5: Final = "design/decision-5/backend-pending-baseline"
 _CLI: Final = "interactive-engine-turn-protocol/adapter-cli-command"
 _HISTORY: Final = f"{_LIFE}/interaction-history/ask-reply-recorded#then"
+_MARKER_TEXT: Final = '"__SKILL_DONE__": true'
 # The model's own command line per engine (its observation): the flags 003 requires.
 _ARGV: Final[Mapping[str, tuple[str, ...]]] = {
     "codex": ("--full-auto",),
@@ -97,6 +98,7 @@ class _State:
     waiting_since: float | None = None
     pending: dict[str, Any] | None = None
     prompt_by: str = REFERENCE
+    kind_by: str = REFERENCE  # Decision 5's default kind applies (no hint, or a malformed one)
     history: list[dict[str, Any]] = field(default_factory=list)
     history_prompt_by: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
@@ -186,6 +188,9 @@ def _turn(config: RunConfig, run: _State, *, automatic: bool | None) -> list[Che
         max_attempt=config.max_attempt if config.mode == "interactive" else None,
         output_valid=evidence.output_valid(config.output_schema),
         readings=config.readings,
+        schema=config.output_schema,
+        echoed_reply=automatic is False
+        and _MARKER_TEXT in (run.history[-1]["response"] if run.history else ""),
     )
     run.last = decision
     run.reason = decision.reason
@@ -204,6 +209,7 @@ def _turn(config: RunConfig, run: _State, *, automatic: bool | None) -> list[Che
         else:
             run.prompt_by = REFERENCE  # a hint's prompt, the prose beside it or a fallback: the target's
             prompt = (hint.prompt if hint else None) or _last_prose(evidence.messages) or FALLBACK_PROMPT
+        run.kind_by = REFERENCE if evidence.hint is not None and evidence.hint.partial else f"{_D5}#4"
         run.pending = {
             "interaction_id": run.attempt,
             "kind": (hint.kind if hint and hint.kind else "open_text"),
@@ -467,8 +473,8 @@ def _standing(config: RunConfig, run: _State) -> list[Check]:
         checks.append(Check("pending_id", "new" if run.pending_shown else "same", f"{_D5}#2"))
         if run.prompt_by != REFERENCE:
             checks.append(Check("pending.prompt", run.pending["prompt"], run.prompt_by))
-        if run.pending["kind"] == "open_text":
-            checks.append(Check("pending.kind", "open_text", f"{_D5}#4"))
+        if run.pending["kind"] == "open_text" and run.kind_by != REFERENCE:
+            checks.append(Check("pending.kind", "open_text", run.kind_by))
         checks.append(
             Check(
                 "pending_fields",

@@ -276,24 +276,32 @@ _ALL: Final = (
         Patch(
             FIND_MARKERS, p.lenient_marker(r'(\\?)"(?i:__SKILL_DONE__)\\?"[ \t\r\n]*:[ \t\r\n]*true' + _END)
         ),
+        # a look-alike is the marker only under the lenient reading: judged by the literal one
+        reading="marker-literal",
     ),
     _mutant(
         "marker-string-true",
         (f"{D31}#1",),
         'the string "true" (not the boolean) counts as the marker',
         Patch(FIND_MARKERS, p.lenient_marker(_KEY + r'(?:\\?")?true(?:\\?")?' + _END)),
+        # a look-alike is the marker only under the lenient reading: judged by the literal one
+        reading="marker-literal",
     ),
     _mutant(
         "marker-uppercase-true",
         (f"{D31}#1",),
         "TRUE or True (not JSON's true) counts as the marker",
         Patch(FIND_MARKERS, p.lenient_marker(_KEY + r"(?:true|TRUE|True)" + _END)),
+        # a look-alike is the marker only under the lenient reading: judged by the literal one
+        reading="marker-literal",
     ),
     _mutant(
         "marker-true-prefix",
         (f"{D31}#1",),
         "a longer word beginning with true (trueish) counts as the marker",
         Patch(FIND_MARKERS, p.lenient_marker(_KEY + "true")),
+        # a look-alike is the marker only under the lenient reading: judged by the literal one
+        reading="marker-literal",
     ),
     _mutant(
         "audit-own-detector",

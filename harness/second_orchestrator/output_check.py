@@ -19,6 +19,9 @@ from .bugs import bug
 from .done_marker import MARKER_KEY
 
 FENCE: Final = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.S)
+# The opening of a legacy ask_user envelope: when it does not parse, what follows is its broken
+# payload, and an object nested in it (an option) is no business output either (Decision 4).
+ENVELOPE_OPENING: Final = re.compile(r'\{\s*"outcome"\s*:\s*"ask_user"')
 MAX_CANDIDATES: Final = 500
 MAX_TEXT: Final = 1024 * 1024
 
@@ -58,6 +61,8 @@ def _objects(text: str) -> list[dict[str, Any]]:
         try:
             doc, end = decoder.raw_decode(text, pos)
         except ValueError:
+            if ENVELOPE_OPENING.match(text, pos):
+                break
             pos = text.find("{", pos + 1)
             continue
         if isinstance(doc, dict):

@@ -38,7 +38,7 @@ def test_exploring_the_reference_finds_no_difference() -> None:
 
 def test_a_broken_implementation_is_found_shrunk_and_saved_as_a_catalog_scenario(tmp_path: Path) -> None:
     mutant = mutant_named("soft-completion-silent")
-    report = explore(_mutant(mutant.name), CAPABILITIES, engines=("codex",), budget=200, seed_value=2)
+    report = explore(_mutant(mutant.name), CAPABILITIES, engines=("codex",), budget=200, seed_value=3)
     found = report.finding
     assert found is not None
     assert found.sentence in mutant.sentences  # the sentence the mutant breaks, not a later one

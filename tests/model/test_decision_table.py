@@ -52,10 +52,11 @@ def _decided(
         (
             _say("Which style?", {"tool": {"name": "bash", "input": {}, "output": MARKER}}),
             "waiting_user",
-            "#then",
+            "escaped-marker-detection#and2",  # the echo left out is the rule that decides
         ),
-        (_say("Which style?", {"think": MARKER}), "waiting_user", "#then"),
-        (_say("Which style?", {"stderr": MARKER}), "waiting_user", "#then"),
+        (_say("Which style?", {"think": MARKER}), "waiting_user", "escaped-marker-detection#and1"),
+        (_say("Which style?", {"stderr": MARKER}), "waiting_user", "escaped-marker-detection#and1"),
+        (_say('{"style": "x", "__SKILL_DONE__": "true"}'), "waiting_user", "unified-detector#1"),
         ({"steps": [{"say": "Which style?"}, {"crash": {"exit_code": 1}}]}, "failed", "#when-interrupted"),
         ({"steps": [{"say": "Which style?"}], "end": "none"}, "failed", "#when-interrupted"),
         (

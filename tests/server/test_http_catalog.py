@@ -134,15 +134,21 @@ def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: 
     restart, and holding the server's slots for a step (slot_fill: no job API offers it)."""
     target = http_target(plain_server, hooks=False, jobs=4)
     assert target.http is not None and "restart" not in target.http.capabilities
-    planned = cases(load_catalog(ROOT / "scenarios"), [engine])
+    catalog = load_catalog(ROOT / "scenarios")
+    if engine == "gemini":
+        # codex runs the whole lifecycle over the bare job API; gemini's own hazards are its output
+        # formats, chosen by the skill's settings: its stream cases (the suite's time is counted)
+        catalog = tuple(s for s in catalog if s.id.startswith("engine-format/") or s.gemini_output_format)
+    planned = cases(catalog, [engine])
     results = list(run_all(planned, target=target, jobs=4))
     ran = [result for result in results if result.outcome != "skipped"]
     skipped = sorted({result.message for result in results if result.outcome == "skipped"})
     lacking = ("lacks: restart", "lacks: slot_fill")
     assert skipped == [message for message in skipped if message.endswith(lacking)], skipped
-    assert any(
-        result.scenario_id.startswith("interactive-run-lifecycle/strict-switch/sticky") for result in ran
-    )
+    if engine == "codex":
+        assert any(
+            result.scenario_id.startswith("interactive-run-lifecycle/strict-switch/sticky") for result in ran
+        )
     if engine == "gemini":  # chosen by the skill's own gemini settings
         assert any(result.scenario_id == "engine-format/tool-echo/gemini" for result in ran)
     problems = [
