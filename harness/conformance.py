@@ -556,18 +556,25 @@ def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
     return parser
 
 
-def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    with_catalog = add_catalog_arguments
-    run = with_catalog(commands.add_parser("run", help="run the catalog against a target"))
-    run.add_argument(
+def add_target_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """--target, --target-options and --engine: what runs, and on which engines (run, explore)."""
+    parser.add_argument(
         "--target",
         default="reference",
         help="reference (default), http://HOST:PORT, cmd:COMMAND, or a target options file (YAML)",
     )
-    run.add_argument(
+    parser.add_argument(
         "--target-options", type=Path, metavar="FILE", help="options of an HTTP target (YAML; see the README)"
     )
-    run.add_argument("--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)")
+    parser.add_argument("--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)")
+    return parser
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    with_catalog = add_catalog_arguments
+    run = add_target_arguments(
+        with_catalog(commands.add_parser("run", help="run the catalog against a target"))
+    )
     run.add_argument(
         "--jobs",
         type=at_least_one,

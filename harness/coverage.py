@@ -580,14 +580,7 @@ def add_command(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--json", action="store_true", help="the matrix as JSON on standard output")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the matrix as Markdown")
-    parser.add_argument(
-        "--catalog",
-        type=Path,
-        action="append",
-        metavar="DIR",
-        help="a folder of your own scenarios, added beside the shipped catalog (repeatable)",
-    )
-    parser.add_argument(
-        "--no-shipped", action="store_true", help="leave the shipped catalog out: only the --catalog folders"
-    )
-    parser.set_defaults(handler=_coverage, k=None)
+    from harness.conformance import add_catalog_arguments
+
+    add_catalog_arguments(parser)  # --catalog, --no-shipped, -k: the scenarios whose coverage it is
+    parser.set_defaults(handler=_coverage)

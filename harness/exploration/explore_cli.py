@@ -96,19 +96,13 @@ def _yaml(document: dict[str, Any]) -> str:
 
 
 def add_command(commands: argparse._SubParsersAction[Any]) -> None:
-    explore = commands.add_parser(
-        "explore", help="generated runs on a target, judged by the spec model (a failure is shrunk and saved)"
-    )
-    explore.add_argument(
-        "--target",
-        default="reference",
-        help="reference (default), http://HOST:PORT, cmd:COMMAND, or a target options file (YAML)",
-    )
-    explore.add_argument(
-        "--target-options", type=Path, metavar="FILE", help="options of an HTTP target (YAML; see the README)"
-    )
-    explore.add_argument(
-        "--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)"
+    from harness.conformance import add_target_arguments
+
+    explore = add_target_arguments(
+        commands.add_parser(
+            "explore",
+            help="generated runs on a target, judged by the spec model (a failure is shrunk and saved)",
+        )
     )
     explore.add_argument(
         "--budget",
