@@ -5,7 +5,7 @@ script, the actions) and gives, for every step, two things:
 
 - :class:`Check` values: what the spec fixes about the run after the step, each with the sentence
   that fixes it (or ``reference`` / ``convention`` where the spec leaves the value open). These are
-  the model's *predictions*; ``harness.explore`` turns them into a scenario's ``expect`` and ``by``.
+  the model's *predictions*; ``harness.exploration`` turns them into a scenario's ``expect`` and ``by``.
 - an observation in the shape a connector's step has (``decision_record.observed_step``), with
   turngate's own names where the spec leaves names open: the model run as an implementation, so
   that the verdict can judge the model against the catalog (the model agrees with every scenario).
@@ -49,7 +49,7 @@ _ARGV: Final[Mapping[str, tuple[str, ...]]] = {
 
 
 class Undetermined(ValueError):
-    """The spec does not decide this run (a clock that lands exactly on a deadline)."""
+    """The spec does not decide this run (a clock that lands exactly on a deadline, say)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,10 @@ class _State:
     attempt: int = 0
     now: float = 0.0
     waiting_since: float | None = None
+    # When an automatic decision's turn waits again inside one clock advance, the new wait began
+    # somewhere between the deadline that fired and the end of the advance: how far, the spec's
+    # clock does not say (a real server is at the deadline, a manual clock at the end).
+    waiting_since_latest: float | None = None
     pending: dict[str, Any] | None = None
     prompt_by: str = REFERENCE
     kind_by: str = REFERENCE  # Decision 5's default kind applies (no hint, or a malformed one)
@@ -132,6 +136,10 @@ def predict(config: RunConfig, steps: Sequence[tuple[str, Any]]) -> tuple[StepPr
                 if index != 0:
                     raise Unmodelled("a second start")
                 if not valid_max_attempt(config.max_attempt):
+                    if config.mode != "interactive":
+                        # max_attempt is "only applied to interactive mode": whether an auto run's
+                        # package is refused for an invalid one, the spec does not say.
+                        raise Undetermined("an invalid max_attempt in an auto skill")
                     run.state = "refused"
                     checks.append(
                         Check("state", "refused", "design/decision-6/max-attempt-interactive-only#1")
@@ -200,6 +208,7 @@ def _turn(config: RunConfig, run: _State, *, automatic: bool | None) -> list[Che
     if decision.state == "waiting_user":
         run.state = "waiting_user"
         run.waiting_since = run.now
+        run.waiting_since_latest = run.now
         run.pending_at = run.step
         run.pending_shown = True
         hint = evidence.hint if evidence.hint is not None and evidence.hint.valid else None
@@ -363,8 +372,11 @@ def _advance(config: RunConfig, run: _State, seconds: float) -> list[Check]:
         return [Check("state", run.state, REFERENCE)]
     waited = run.now - run.waiting_since
     timeout = config.session_timeout_sec
-    if abs(waited - timeout) < 1e-6:
-        raise Undetermined("the clock lands exactly on the wait deadline")
+    shortest = run.now - (
+        run.waiting_since_latest if run.waiting_since_latest is not None else run.waiting_since
+    )
+    if abs(waited - timeout) < 1e-6 or abs(shortest - timeout) < 1e-6 or (shortest < timeout < waited):
+        raise Undetermined("the clock lands on the wait deadline, or the wait's start is not known enough")
     sticky = config.profile == "sticky_process"
     strict = config.require_user_reply
     if waited < timeout:
@@ -387,8 +399,13 @@ def _advance(config: RunConfig, run: _State, seconds: float) -> list[Check]:
         ]
     # strict=false: an automatic decision answers, and the run goes on (never fails for the wait).
     then = f"{_LIFE}/strict-switch/{'sticky' if sticky else 'resumable'}-strict-false#then"
+    fired_at = run.waiting_since + timeout
     _answer(run, AUTO_REPLY, automatic=True)
     checks = _turn(config, run, automatic=True)
+    if run.state == "waiting_user":
+        run.waiting_since = fired_at  # the earliest the new wait can have begun
+        if run.now - fired_at >= timeout:
+            raise Undetermined("one clock advance long enough for a second automatic decision")
     checks.append(Check("history.automatic", True, then))
     return checks
 

@@ -168,3 +168,25 @@ def test_a_stale_reply_is_refused_and_changes_nothing() -> None:
 def test_an_invalid_max_attempt_refuses_the_package() -> None:
     for value in (0, -1, 1.5, "three", True):
         assert _states(_run(max_attempt=value)) == ["refused"]
+
+
+def test_a_wait_begun_inside_a_clock_advance_has_an_uncertain_start() -> None:
+    """An automatic decision fires at the deadline; if its turn waits again, the new wait began
+    between the deadline and the end of the advance: a later advance that lands inside that span is
+    not decided by the spec (a real server and a manual clock disagree), and none is predicted."""
+    turns = (_say("Which style?"), _say("Sure?"), _say('{"greeting": "Hi"}'))
+    config = RunConfig(
+        engine="codex",
+        mode="interactive",
+        turns=turns,
+        output_schema=GREETING_SCHEMA,
+        session_timeout_sec=60,
+        require_user_reply=False,
+    )
+    fired = ("advance_clock", 78)  # fires at 60; the new wait began in [60, 78]
+    assert _states(config, fired, ("advance_clock", 10))[-1] == "waiting_user"  # 88: under 60 either way
+    with pytest.raises(Undetermined):
+        predict(config, [("start", None), fired, ("advance_clock", 50)])  # 128: 68 s after 60, 50 after 78
+    assert _states(config, fired, ("advance_clock", 70))[-1] == "succeeded"  # 148: over 60 either way
+    with pytest.raises(Undetermined):
+        predict(config, [("start", None), ("advance_clock", 150)])  # long enough for two decisions
