@@ -39,6 +39,7 @@ class Sensitivity:
     explore_kill: str | None  # the sentence the shrunk finding cites, when it is one of its own
     explore_other: str | None  # a finding citing other sentences only (not a kill)
     first_found_at: int | None
+    catalog_other: tuple[str, ...] = ()  # the catalog failed it, citing only other sentences
 
     @property
     def catalog_killed(self) -> bool:
@@ -50,6 +51,7 @@ class Sensitivity:
             "sentences": list(self.sentences),
             "catalog_killed": self.catalog_killed,
             "catalog_killers": list(self.catalog_killers),
+            "catalog_other": list(self.catalog_other),
             "explore_killed": self.explore_kill is not None,
             "explore_sentence": self.explore_kill,
             "explore_other": self.explore_other,
@@ -86,9 +88,10 @@ def measure_bug(name: str, budget: int, seed_value: int) -> Sensitivity:
         report = Path(folder) / "run.jsonl"
         run_catalog(name, 1, report)
         catalog = judge(bug, report)
-    return _explored(
+    found = _explored(
         name, tuple(bug.sentences), catalog.killing_cases, parse_target(command), budget, seed_value
     )
+    return replace(found, catalog_other=tuple(catalog.other_sentences))
 
 
 def _explored(
@@ -144,7 +147,12 @@ def markdown(results: Sequence[Sensitivity], *, budget: int, seed_value: int) ->
         "| --- | --- | --- | --- |",
     ]
     for result in results:
-        cat = "killed" if result.catalog_killed else "**survives**"
+        if result.catalog_killed:
+            cat = "killed"
+        elif result.catalog_other:
+            cat = f"failed, other sentence (`{result.catalog_other[0]}`)"
+        else:
+            cat = "**survives**"
         if result.explore_kill is not None:
             exp = f"killed ({result.first_found_at})"
             cite = f"`{result.explore_kill}`"
