@@ -61,6 +61,7 @@ class Exploration:
     declined: int = 0  # runs the model declines to predict (drawn, not run)
     finding: Finding | None = None
     digests: list[str] = field(default_factory=list)  # every run, in order (the same for a seed)
+    per_engine: dict[str, int] = field(default_factory=dict)  # runs on each engine
 
     def to_json(self) -> dict[str, Any]:
         found = self.finding
@@ -70,6 +71,7 @@ class Exploration:
             "runs": self.runs,
             "seconds": round(self.seconds, 2),
             "outcomes": dict(sorted(self.outcomes.items())),
+            "per_engine": dict(sorted(self.per_engine.items())),
             "declined": self.declined,
             "finding": None
             if found is None
@@ -138,6 +140,7 @@ def explore(
         result = run_plan(plan, document, target, reading)
         report.runs += 1
         report.digests.append(plan.digest)
+        report.per_engine[plan.engine] = report.per_engine.get(plan.engine, 0) + 1
         report.outcomes[result.outcome] = report.outcomes.get(result.outcome, 0) + 1
         if progress is not None:
             progress(report)

@@ -20,10 +20,16 @@ GOLDEN = ROOT / "golden"
 
 
 def test_the_whole_catalog_over_the_command_protocol_gives_the_in_process_records() -> None:
+    """The protocol carries engine-neutral values: the whole catalog on codex and gemini, every
+    engine's stream hazards (the in-process goldens pin the rest per engine)."""
     target = parse_target(f"cmd:{shlex.quote(sys.executable)} -m harness.cmdproto.example")
-    planned = cases(load_catalog(ROOT / "scenarios"), None)
+    planned = [
+        (scenario, engine)
+        for scenario, engine in cases(load_catalog(ROOT / "scenarios"), None)
+        if engine in ("codex", "gemini") or scenario.id.startswith("engine-format/")
+    ]
     results = list(run_all(planned, target=target, jobs=2))
-    assert len(results) == len(planned) == len(list(GOLDEN.glob("*.json")))
+    assert len(results) == len(planned) > len(list(GOLDEN.glob("*.json"))) // 2
     problems = []
     for result in results:
         golden = json.loads(

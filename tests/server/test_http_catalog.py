@@ -75,11 +75,22 @@ def test_the_engines_here_are_all_the_catalogs_engines() -> None:
     assert {path.name.rsplit(".", 2)[-2] for path in GOLDEN.glob("*.json")} == set(ENGINES)
 
 
+# The server passes the engine through to the reference's own code, which the in-process goldens
+# pin per engine: codex and gemini (its output formats chosen per case) run the whole catalog over
+# HTTP, iflow and opencode their stream hazards (the suite's time on two cores is counted).
+WHOLE_CATALOG_OVER_HTTP = ("codex", "gemini")
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_whole_catalog_over_http_gives_the_in_process_records(server: Server, engine: str) -> None:
-    planned = cases(load_catalog(ROOT / "scenarios"), [engine])
+    catalog = load_catalog(ROOT / "scenarios")
+    if engine not in WHOLE_CATALOG_OVER_HTTP:
+        catalog = tuple(scenario for scenario in catalog if scenario.id.startswith("engine-format/"))
+    planned = cases(catalog, [engine])
     results = list(run_all(planned, target=http_target(server, hooks=True), jobs=1))
-    assert len(results) == len(planned) == len(list(GOLDEN.glob(f"*.{engine}.json")))
+    assert len(results) == len(planned)
+    if engine in WHOLE_CATALOG_OVER_HTTP:
+        assert len(results) == len(list(GOLDEN.glob(f"*.{engine}.json")))
     problems = [
         f"{result.scenario_id} [{result.engine}]: {result.outcome}: {(result.message or ' ').splitlines()[0]}"
         for result in results
