@@ -11,7 +11,10 @@ A server names its patch modules in its own words; the target file's
 spec's module name (runtime-enforcement, artifact-redirection,
 output-format-contract, output-schema, auto-mode, interactive-mode), and each
 module found is marked as the reference marks its own, so the order can be
-judged. Without a map the modules are not named and the order shows as empty.
+judged. Without a map (or with one whose phrases this patch does not hold) the
+modules are not named: the connector declares ``patch.modules`` unobservable and
+the order checks are unverified, never failed; the text checks still hold.
+``turngate probe`` learns a server's map by itself (``patchlearn.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.reference.patch import PATCH_BANNER
+from harness.reference.patch import PATCH_BANNER, patch_sections
 
 
 def patch_from_calls(
@@ -43,12 +46,17 @@ def as_patch(original: str, patched: str, modules: Mapping[str, str]) -> str:
     """``patched`` with the banner between the original text and what the server added."""
     if PATCH_BANNER in patched:
         return patched  # turngate's own reference: already in this form
+    head, added = split_patched(original, patched)
+    return f"{head}\n\n{PATCH_BANNER}\n\n{named_modules(added, modules)}"
+
+
+def split_patched(original: str, patched: str) -> tuple[str, str]:
+    """(the skill's own text, what the server added). A server that rewrote the file rather than
+    appending to it: all of it is the server's text."""
     head = original.rstrip()
     if patched.startswith(head):
-        added = patched[len(head) :].strip()
-    else:  # the server rewrote the file rather than appending: all of it is the server's text
-        head, added = "", patched
-    return f"{head}\n\n{PATCH_BANNER}\n\n{named_modules(added, modules)}"
+        return head, patched[len(head) :].strip()
+    return "", patched
 
 
 def named_modules(added: str, modules: Mapping[str, str]) -> str:
@@ -61,3 +69,10 @@ def named_modules(added: str, modules: Mapping[str, str]) -> str:
         end = found[index + 1][0] if index + 1 < len(found) else len(added)
         pieces.append(f"\n<!-- turngate:patch:{modules[phrase]} -->\n{added[position:end]}")
     return "".join(pieces)
+
+
+def modules_unnamed(patch: str) -> bool:
+    """Whether the server added text to SKILL.md but none of it could be named as a module: its order
+    cannot be judged. An empty addition is an observation (no modules at all), not an unnamed one."""
+    added = patch.partition(PATCH_BANNER)[2] if PATCH_BANNER in patch else patch
+    return bool(added.strip()) and not patch_sections(patch)

@@ -11,7 +11,10 @@ otherwise learn case by case:
 - whether it streams events (SSE) and what its history endpoint holds
   (protocol events, or its runtime events: then the stream's chat events are read);
 - whether it honours a short ``session_timeout_sec`` in real time (an
-  interactive job left unanswered with ``interactive_require_user_reply: false``).
+  interactive job left unanswered with ``interactive_require_user_reply: false``);
+- its runtime patch's modules, in its own words (``patch_modules``): one job per
+  mode of a skill with an artifact and an output schema, each part of the
+  patched SKILL.md its engine read recognised by what it says (patchmap.py).
 
 Every finding is printed as one line and the target file is written with them.
 """
@@ -28,8 +31,11 @@ from typing import Any, Final
 
 import yaml
 
+from harness.callpatch import split_patched
 from harness.connectors.base import CaseSetup, CaseSkipped
 from harness.connectors.http import HttpConnector, TargetError, TargetUnreachable, is_fcmp, probe
+from harness.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
+from harness.reference.patch import PATCH_BANNER
 from harness.runner import write_skill
 from harness.targets import HttpOptions, TargetProblem, http_options
 
@@ -105,6 +111,16 @@ def probe_server(
             answer = "yes" if chosen == "stream-json" else f"no (gemini ran {chosen or 'unknown'})"
             found.say(f"gemini output format from the skill's assets/gemini_settings.json: {answer}")
             raw["skill_gemini_settings"] = chosen == "stream-json"
+        learned = _patch_modules(options, accepted[0], scripts, workdir, call_log)
+        for line in learned.said:
+            found.say(line)
+        if learned.modules:
+            raw["patch_modules"] = learned.modules
+            found.say(f"patch modules: {len(learned.modules)} learned, written as patch_modules")
+        elif learned.problem is not None:
+            found.say(
+                "patch modules: not learned; the patch order checks stay unverified (name them by hand)"
+            )
     if timeout_probe:
         honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
         found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
@@ -219,6 +235,74 @@ def _gemini_format_from_skill(
     return None
 
 
+def _patch_modules(
+    options: HttpOptions, engine: str, scripts: Path, workdir: Path, call_log: Path
+) -> Learned:
+    """The server's patch-module map, from the SKILL.md its engine read in an auto and an
+    interactive job of a skill declaring the probe's artifact and output schema."""
+    spec = {
+        "artifacts": [PROBE_ARTIFACT],
+        "output_schema": {
+            "type": "object",
+            "properties": {PROBE_PROPERTY: {"type": "string"}},
+            "required": [PROBE_PROPERTY],
+        },
+    }
+    skill = write_skill(workdir / "patch-probe", spec, name=f"{PROBE_SKILL}-patch")
+    original = (skill / "SKILL.md").read_text(encoding="utf-8")
+    done = json.dumps({PROBE_PROPERTY: "hi", "__SKILL_DONE__": True})
+    added: dict[str, str | None] = {}
+    for mode, turns in (
+        ("auto", [{"steps": [{"say": done}]}]),
+        ("interactive", [{"steps": [{"say": "Which word?"}]}, {"steps": [{"say": done}]}]),
+    ):
+        case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
+        _script(scripts, case, turns)
+        before = call_log.stat().st_size if call_log.exists() else 0
+        connector = HttpConnector(options)
+        try:
+            connector.start(_setup(skill, engine, case, mode, workdir))
+            connector.settle()
+        except (CaseSkipped, TargetError) as refusal:
+            return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
+        finally:
+            connector.close()
+            (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        added[mode] = _added_text(call_log, before, case, skill.name, original)
+    if added["auto"] is None or added["interactive"] is None:
+        why = "the engine found no SKILL.md of the probe skill in its working directory"
+        return Learned({}, (f"patch modules: not read: {why}",), why)
+    if PATCH_BANNER in added["auto"]:
+        return Learned({}, ("patch modules: named by turngate's own markers (no map needed)",))
+    return learn(added["auto"], added["interactive"])
+
+
+def _added_text(call_log: Path, before: int, case: str, skill: str, original: str) -> str | None:
+    """What the server added to the probe skill's SKILL.md in this case's latest engine run."""
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    calls = []
+    for line in lines:
+        try:
+            call = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(call, dict) and call.get("case") == case:
+            calls.append(call)
+    for call in reversed(calls):
+        for folder, seen in (call.get("skills") or {}).items():
+            if (
+                Path(str(folder)).name == skill
+                and isinstance(seen, dict)
+                and isinstance(seen.get("text"), str)
+            ):
+                if PATCH_BANNER in seen["text"]:
+                    return PATCH_BANNER
+                return split_patched(original, seen["text"])[1]
+    return None
+
+
 def _action(line: str) -> object:
     try:
         call = json.loads(line)
@@ -295,7 +379,7 @@ def _command(args: argparse.Namespace) -> int:
             )
     except (TargetError, TargetProblem) as error:
         raise UsageProblem(f"probe: {error}") from None
-    document = yaml.safe_dump(found.target, sort_keys=False)
+    document = yaml.safe_dump(found.target, sort_keys=False, allow_unicode=True)
     if args.out:
         args.out.write_text(document, encoding="utf-8")
         print(f"wrote {args.out}")

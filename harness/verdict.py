@@ -488,7 +488,9 @@ def _check(
             if count != expected:
                 yield _Miss(key, expected, count)
         case "patch":
-            yield from _check_patch(expected, seen.get("patch"))
+            yield from _check_patch(
+                expected, seen.get("patch"), modules_named="patch.modules" not in declared
+            )
         case "required_event":
             yield from _check_required_event(seen, legacy=legacy)
         case "audit":
@@ -748,14 +750,23 @@ def _call_for_attempt(runs: Sequence[Mapping[str, Any]], attempt: int) -> Mappin
     return runs[attempt - 1] if attempt <= len(runs) else None
 
 
-def _check_patch(expected: Mapping[str, Any], patch: str | None) -> Iterator[_Miss]:
+# The order of modules a target names in its own words is judged only where they were named.
+_UNNAMED_MODULES: Final = (
+    "the patch's modules are not named: the target file's patch_modules maps none of this patch's"
+    " headings (`turngate probe --call-log` learns them, or name them by hand)"
+)
+
+
+def _check_patch(expected: Mapping[str, Any], patch: str | None, *, modules_named: bool) -> Iterator[_Miss]:
     if patch is None:  # reported as null: the run has no patched SKILL.md (a legacy None is unseen earlier)
         yield _Miss("patch", dict(expected), None)
         return
     from harness.reference.patch import PATCH_BANNER, patch_sections
 
     added = patch.split(PATCH_BANNER, 1)[1] if PATCH_BANNER in patch else ""
-    if "order" in expected and list(patch_sections(patch)) != list(expected["order"]):
+    if "order" in expected and not modules_named:
+        yield _Miss("patch", {"order": expected["order"]}, None, unseen=_UNNAMED_MODULES)
+    elif "order" in expected and list(patch_sections(patch)) != list(expected["order"]):
         yield _Miss("patch", {"order": expected["order"]}, list(patch_sections(patch)))
     missing = [text for text in expected.get("contains", ()) if text not in added]
     unwanted = [text for text in expected.get("excludes", ()) if text in added]

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any, Final, NoReturn
 
+from harness.callpatch import modules_unnamed
 from harness.cmdproto import (
     KNOWN_CAPABILITIES,
     PROTOCOL_VERSION,
@@ -417,6 +418,8 @@ def _observation(seen: Mapping[str, Any]) -> Observation:
     unobservable |= {
         f"history.{name}" for name in HISTORY_FIELDS if history and any(name not in row for row in history)
     }
+    if isinstance(seen.get("patch"), str) and modules_unnamed(seen["patch"]):
+        unobservable.add("patch.modules")  # a patch without turngate's module markers: order unjudged
     if unobservable:
         extra["unobservable"] = sorted(unobservable)
     return Observation(

@@ -38,7 +38,7 @@ from typing import Any, Final, TypeGuard
 import httpx
 import httpx_sse
 
-from harness.callpatch import patch_from_calls
+from harness.callpatch import modules_unnamed, patch_from_calls
 from harness.connectors import base
 from harness.connectors.base import CaseSetup, CaseSkipped, Observation, ReplyResult
 from harness.targets import HttpOptions
@@ -389,6 +389,8 @@ class HttpConnector:
             )
             if value is None
         ]
+        if patch is not None and modules_unnamed(patch):
+            unobservable.append("patch.modules")  # its modules' names: the target file's patch_modules
         unobservable += [
             f"history.{name}"
             for name in HISTORY_FIELDS

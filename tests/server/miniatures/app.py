@@ -4,20 +4,26 @@ One small starlette app whose :class:`Behaviour` switches on the real-world
 answers of ../shared/HTTP_API.md ("What the public Skill-Runner server does"):
 an asynchronous install that can fail, a versioned reinstall, an engine
 refused, pending answered 400 for auto jobs, null interaction ids, runtime
-events in the history endpoint, 429 when full, credentials required. A
+events in the history endpoint, 429 when full, credentials required, a runtime
+patch in its own words that the fake codex reads from the run folder. A
 connection reset is :class:`ResettingProxy`, in front of any of them. Served
 by uvicorn on 127.0.0.1, port 0, in a thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import shutil
 import socket
 import struct
+import subprocess
+import tempfile
 import threading
 import uuid
 import zipfile
+from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -40,6 +46,23 @@ class Behaviour:
     runtime_history: bool = False  # /events/history holds rasp events; FCMP only on the SSE stream
     full_for_first_jobs: int = 0  # answer 429 to this many POST /v1/jobs first
     token: str | None = None  # a Bearer token every request needs
+    # Run the fake codex (launchers of `turngate engines install` in this folder) for every job, in a
+    # run folder holding the skill's SKILL.md patched in this miniature's own words (PATCH_WORDS):
+    # "seed" in the spec's module order, "mode-first" the mode module first, "none" the engine
+    # gets no SKILL.md at all (the skill reaches it some other way).
+    engine_bin: str | None = None
+    patch: str = "seed"
+
+
+# A runtime patch in words that are not turngate's: each module recognisable only by what it says.
+PATCH_WORDS: dict[str, str] = {
+    "runtime-enforcement": "## Laufzeitregeln\n\nThese rules win. Emit `__SKILL_DONE__`: true once, when done.",
+    "artifact-redirection": "## Dateiablage\n\nWrite these files under artifacts/:\n{artifacts}",
+    "output-format-contract": "## Antwortformat\n\nYour final message is one JSON object and nothing else.",
+    "output-schema": "## Felder\n\n{fields}",
+    "auto-mode": "## Modus: selbstaendig\n\nNobody is there to answer: never ask.",
+    "interactive-mode": "## Modus: im Gespraech\n\nA person may answer; ask one question at a time.",
+}
 
 
 @dataclass
@@ -56,6 +79,7 @@ class Miniature:
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour
         self.installed: dict[str, str] = {}  # skill id -> version
+        self.packages: dict[str, dict[str, bytes]] = {}  # skill id -> its files (path in the package)
         self.installs: dict[str, dict[str, Any]] = {}
         self.jobs: dict[str, Job] = {}
         self.refused_jobs = 0
@@ -96,6 +120,11 @@ class Miniature:
             error = f"Skill update requires strictly higher version: installed={self.installed[skill]}"
         if error is None:
             self.installed[skill] = version
+            self.packages[skill] = {
+                name.split("/", 1)[-1] if "/" in name else name: archive.read(name)
+                for name in archive.namelist()
+                if not name.endswith("/")
+            }
         if self.behaviour.install == "sync":
             if error:
                 return JSONResponse({"detail": error}, status_code=400)
@@ -130,6 +159,8 @@ class Miniature:
             self.refused_jobs += 1
             return JSONResponse({"detail": "Job queue is full"}, status_code=429)
         mode = body["runtime_options"]["execution_mode"]
+        if self.behaviour.engine_bin is not None:
+            await asyncio.to_thread(self._run_engine, body["skill_id"], mode, json.dumps(body["input"]))
         job = Job(mode, "succeeded" if mode == "auto" else "waiting_user")
         job.events.append(_fcmp("conversation.started", {}, attempt=1))
         if mode == "auto":
@@ -142,6 +173,31 @@ class Miniature:
         name = uuid.uuid4().hex
         self.jobs[name] = job
         return JSONResponse({"request_id": name, "status": "queued"})
+
+    def _run_engine(self, skill: str, mode: str, prompt: str) -> None:
+        """The fake codex in a fresh run folder, with the skill's SKILL.md patched as PATCH_WORDS say."""
+        files = self.packages[skill]
+        run = Path(tempfile.mkdtemp(prefix="miniature-run-"))
+        if self.behaviour.patch != "none":
+            runner = json.loads(files["assets/runner.json"])
+            schema = json.loads(files[runner["schemas"]["output"]])
+            modules = ["runtime-enforcement"]
+            if runner.get("artifacts"):
+                modules.append("artifact-redirection")
+            modules += ["output-format-contract", "output-schema", f"{mode}-mode"]
+            if self.behaviour.patch == "mode-first":
+                modules.insert(0, modules.pop())
+            words = {
+                "artifacts": "\n".join(f"- {item['pattern']}" for item in runner.get("artifacts", ())),
+                "fields": "\n".join(f"- `{name}`" for name in schema.get("properties", {})),
+            }
+            added = "\n\n".join(PATCH_WORDS[module].format(**words) for module in modules)
+            folder = run / ".codex" / "skills" / skill
+            folder.mkdir(parents=True)
+            (folder / "SKILL.md").write_text(files["SKILL.md"].decode().rstrip() + "\n\n" + added + "\n")
+        command = [str(Path(self.behaviour.engine_bin or "") / "codex"), "exec", "--skip-git-repo-check"]
+        subprocess.run([*command, "--json", "--full-auto", prompt], cwd=run, capture_output=True, timeout=60)
+        shutil.rmtree(run, ignore_errors=True)
 
     def _complete(self, job: Job, *, attempt: int) -> None:
         job.status, job.data = "succeeded", {"greeting": "Hi"}
