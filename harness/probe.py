@@ -12,6 +12,8 @@ otherwise learn case by case:
   (protocol events, or its runtime events: then the stream's chat events are read);
 - whether it honours a short ``session_timeout_sec`` in real time (an
   interactive job left unanswered with ``interactive_require_user_reply: false``);
+- where it shows each attempt's audit record (``audit_source``: the shapes of
+  connectors/evidence.py, tried on a waiting job);
 - its runtime patch's modules, in its own words (``patch_modules``): one job per
   mode of a skill with an artifact and an output schema, each part of the
   patched SKILL.md its engine read recognised by what it says (patchmap.py).
@@ -33,6 +35,7 @@ import yaml
 
 from harness.callpatch import split_patched
 from harness.connectors.base import CaseSetup, CaseSkipped
+from harness.connectors.evidence import AUDIT_CANDIDATES, AuditSource
 from harness.connectors.http import HttpConnector, TargetError, TargetUnreachable, is_fcmp, probe
 from harness.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from harness.reference.patch import PATCH_BANNER
@@ -121,6 +124,12 @@ def probe_server(
             found.say(
                 "patch modules: not learned; the patch order checks stay unverified (name them by hand)"
             )
+    source = _audit_source(options, skill, accepted[0], scripts, workdir)
+    if source is not None:
+        raw["audit_source"] = source.to_json()
+        found.say(f"audit records per attempt: yes, at {source.path} (written as audit_source)")
+    else:
+        found.say("audit records per attempt: none found (the audit checks stay unverified)")
     if timeout_probe:
         honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
         found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
@@ -309,6 +318,29 @@ def _action(line: str) -> object:
     except ValueError:
         return None
     return call.get("action") if isinstance(call, dict) else None
+
+
+def _audit_source(
+    options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path
+) -> AuditSource | None:
+    """The first known audit source that shows a waiting job's first attempt (connectors/evidence.py)."""
+    case = f"{PROBE_SKILL}__audit__{engine}"
+    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.settle()
+        for candidate in AUDIT_CANDIDATES:
+            source = AuditSource.parse(candidate, "audit source")
+            status, answer = connector._call("GET", source.path.format(job=connector._id, attempt=1))
+            if status == 200 and source.marker_in(answer) is not None:
+                return source
+        return None
+    except (CaseSkipped, TargetError):
+        return None
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
 
 
 def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:

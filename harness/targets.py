@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.connectors.base import CAPABILITIES, Connector
+from harness.connectors.evidence import AuditSource, EvidenceProblem
 from harness.optionsfile import check_types, read_mapping
 
 KNOWN_CAPABILITIES: Final = CAPABILITIES | {"http"}
@@ -58,6 +59,7 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "probes_each_run": bool,
     "skill_gemini_settings": bool,
     "turn_timeout_sec": (int, float),
+    "audit_source": dict,
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
 AUTH_SCHEMES: Final = ("bearer", "basic")
@@ -109,6 +111,8 @@ class HttpOptions:
     turn_timeout_sec: float | None = None
     # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
     patch_modules: Mapping[str, str] = field(default_factory=dict)
+    # Where the server shows each attempt's audit record (connectors/evidence.py); None: nowhere known.
+    audit_source: AuditSource | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,8 +216,8 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= HOOK_CAPABILITIES
         if raw.get("honours_session_timeout"):
             capabilities |= {"clock"}
-        if raw.get("slots"):
-            capabilities |= {"slots"}
+        if raw.get("slots"):  # seen, and held for a step, with filler jobs (connectors/http.py)
+            capabilities |= {"slots", "slot_fill"}
         if raw.get("probes_each_run"):
             capabilities |= {"sticky"}
         if raw.get("skill_gemini_settings"):
@@ -277,7 +281,17 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         skill_gemini_settings=bool(raw.get("skill_gemini_settings", False)),
         turn_timeout_sec=turn_timeout,
         patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
+        audit_source=_audit_source(where, raw),
     )
+
+
+def _audit_source(where: str, raw: Mapping[str, Any]) -> AuditSource | None:
+    if raw.get("audit_source") is None:
+        return None
+    try:
+        return AuditSource.parse(raw["audit_source"], where)
+    except EvidenceProblem as problem:
+        raise TargetProblem(str(problem)) from None
 
 
 def _at_least_one(where: str, name: str, raw: Mapping[str, Any]) -> int:

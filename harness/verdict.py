@@ -496,7 +496,10 @@ def _check(
         case "audit":
             audit = seen.get("audit")
             if audit is None:
-                raise _Unseen("the target does not show its audit classification next to its live gate")
+                raise _Unseen(
+                    "the target does not show its audit classification next to its live gate (no"
+                    " audit_source in the target file, or no attempt whose gate decision its course shows)"
+                )
             differ = [item for item in audit if not item.get("agrees_with_gate")]
             if differ:
                 yield _Miss(key, "the audit classifies every turn as the live gate decided", differ)

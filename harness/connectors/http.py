@@ -41,6 +41,7 @@ import httpx_sse
 from harness.callpatch import modules_unnamed, patch_from_calls
 from harness.connectors import base
 from harness.connectors.base import CaseSetup, CaseSkipped, Observation, ReplyResult
+from harness.connectors.evidence import audit_items
 from harness.targets import HttpOptions
 
 TERMINAL: Final = frozenset({"succeeded", "failed", "canceled"})
@@ -59,7 +60,13 @@ FCMP_TYPES: Final = frozenset(
     }
 )
 # Names servers of this family give the reply event (the spec leaves it open).
-REPLY_EVENTS: Final = frozenset({"user.input.replied", "interaction.reply.accepted"})
+# The events that answer an ask: a person's reply, and an automatic decision (strict=false, the wait
+# timed out). Their names are conventions of servers of this family (HTTP_API.md); Skill-Runner names
+# the automatic one interaction.auto_decide.timeout (from 4cb89ba) and says how each was resolved in
+# the event's ``resolution_mode`` (user_reply, auto_decide_timeout).
+USER_REPLY_EVENTS: Final = frozenset({"user.input.replied", "interaction.reply.accepted"})
+AUTOMATIC_REPLY_EVENTS: Final = frozenset({"interaction.auto_decide.timeout", "interaction.auto_decided"})
+REPLY_EVENTS: Final = USER_REPLY_EVENTS | AUTOMATIC_REPLY_EVENTS
 INSTALL_STATES: Final = frozenset({"queued", "running", "succeeded", "failed"})
 MAX_ANOMALIES: Final = 20  # a misbehaving server must not grow a case's record without bound
 MAX_STREAM_EVENTS: Final = 10_000
@@ -88,6 +95,7 @@ class HttpConnector:
         self._job: str | None = None
         self._replied_to: int | None = None  # an accepted reply's interaction: still "waiting" is stale
         self._slots_filled = False  # fill_slots held the server's free slots: "queued" is settled
+        self._fillers: tuple[list[str], list[Path]] | None = None  # fill_slots' filler jobs, and scripts
         self._last_status: Mapping[str, Any] = {}
         self._anomalies: list[Mapping[str, Any]] = []
         self.install_flow: str | None = None  # "synchronous" or "asynchronous", once a skill went in
@@ -323,12 +331,30 @@ class HttpConnector:
             self._waiting_since = None
 
     def fill_slots(self) -> None:
-        """turngate serve --test-hooks holds its free slots (slot_fill is a hook capability)."""
-        self._json("POST", "/v1/_turngate/slots/fill")
+        """Hold every free slot: turngate serve --test-hooks by its hook; any other server with the
+        target file's ``slots`` by filler jobs whose engines sleep until `free_slots` cancels them.
+        The fillers are started while the case's run waits (holding no slot, or the case's own
+        slot_held check says otherwise), so as many as the server has slots are started, and those
+        that start within FILLER_WAIT_SEC hold every slot that was free."""
+        if self.options.turngate_hooks:
+            self._json("POST", "/v1/_turngate/slots/fill")
+        else:
+            slots = self.options.slots
+            if slots is None:
+                raise TargetError("slots cannot be held: the target file names no slots")
+            fillers = self._start_fillers("holder", slots, hold_sec=self.options.settle_timeout_sec)
+            if fillers is None:
+                raise TargetError("slots cannot be held: the server refused a filler job")
+            self._fillers = fillers
+            self._running(fillers[0], until_all=True)
         self._slots_filled = True
 
     def free_slots(self) -> None:
-        self._json("POST", "/v1/_turngate/slots/free")
+        if self._fillers is not None:
+            fillers, self._fillers = self._fillers, None
+            self._stop_fillers(*fillers)
+        elif self.options.turngate_hooks:
+            self._json("POST", "/v1/_turngate/slots/free")
         self._slots_filled = False
 
     def _settled(self, status: Mapping[str, Any]) -> bool:
@@ -342,6 +368,9 @@ class HttpConnector:
 
     def close(self) -> None:
         """Cancel a job still holding the server (a waiting run may hold a slot), never raising."""
+        if self._fillers is not None:
+            with contextlib.suppress(TargetError):
+                self.free_slots()
         if self._job is not None and self._last_status.get("status") not in TERMINAL:
             with contextlib.suppress(TargetError):
                 self._call("POST", f"/v1/jobs/{self._job}/cancel", json={})
@@ -409,6 +438,16 @@ class HttpConnector:
             self._anomalies.clear()
         if "audit" in internals:  # turngate serve --test-hooks shows its audit next to the gate
             extra = {**extra, "audit": list(internals["audit"])}
+        elif self.options.audit_source is not None and is_int(attempts) and self._setup is not None:
+            audit = audit_items(
+                self._audit_marker,
+                attempts,
+                mode=str(self._setup.runtime.get("mode")),
+                state=str(status["status"]),
+                warnings=tuple(str(warning) for warning in status.get("warnings") or ()),
+            )
+            if audit is not None:
+                extra = {**extra, "audit": audit}
         return Observation(
             state=str(status["status"]),
             error_code=error.get("code") if isinstance(error, Mapping) else None,
@@ -433,56 +472,77 @@ class HttpConnector:
         has slots; if all of them start, this run holds none. None when slots are not observable.
 
         Each filler plays a case script that sleeps longer than the wait, so a started filler keeps
-        its slot while the others are counted; all are canceled afterwards.
+        its slot while the others are counted; all are canceled afterwards. While fill_slots holds the
+        free slots with fillers of its own, those are counted instead: all running, the run holds none.
         """
         setup, slots = self._setup, self.options.slots
         if setup is None or slots is None or not setup.observes_slots:
             return None
-        wait = FILLER_WAIT_SEC
+        if self._fillers is not None:
+            started = self._running(self._fillers[0], until_all=False)
+            return False if started == slots else (True if started == slots - 1 else None)
+        fillers = self._start_fillers("filler", slots, hold_sec=FILLER_WAIT_SEC + 5)
+        if fillers is None:
+            return None
+        try:
+            started = self._running(fillers[0], until_all=True)
+            return False if started == slots else (True if started == slots - 1 else None)
+        finally:
+            self._stop_fillers(*fillers)
+
+    def _start_fillers(
+        self, name: str, count: int, *, hold_sec: float
+    ) -> tuple[list[str], list[Path]] | None:
+        """``count`` auto jobs of this case's skill whose engine sleeps ``hold_sec`` (holding a slot
+        once started); None when the server refuses one (kept as an anomaly; those started are stopped)."""
+        setup = self._setup
+        assert setup is not None
         fillers: list[str] = []
         scripts: list[Path] = []
-        try:
-            for index in range(slots):
-                case = f"{setup.case_id}__filler{index}"
-                script = self.options.scripts_dir / f"{case}.yaml"
-                turns = [
-                    {"steps": [{"sleep": wait + 5}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}
-                ]
-                script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
-                scripts.append(script)
-                request: dict[str, Any] = {
-                    **self.options.extra_request,
-                    "skill_id": setup.skill_dir.name,
-                    "engine": setup.engine,
-                    "input": {"case": f"tg-case-{case}"},
-                    "parameter": {},
-                    "runtime_options": {"execution_mode": "auto", "no_cache": True},
-                }
-                if setup.engine in self.options.models:
-                    request["model"] = self.options.models[setup.engine]
-                status, answer = self._call("POST", "/v1/jobs", json=request)
-                if status != 200 or not isinstance(answer, Mapping) or "request_id" not in answer:
-                    self._anomaly("POST", "/v1/jobs", status, answer, "a slot filler job was refused")
-                    return None
-                fillers.append(str(answer["request_id"]))
-            deadline = time.monotonic() + wait
-            while True:
-                started = sum(self._filler_state(job) not in ("queued", None) for job in fillers)
-                if started == slots:
-                    return False
-                if time.monotonic() >= deadline:
-                    return True if started == slots - 1 else None
+        for index in range(count):
+            case = f"{setup.case_id}__{name}{index}"
+            script = self.options.scripts_dir / f"{case}.yaml"
+            turns = [{"steps": [{"sleep": hold_sec}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}]
+            script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
+            scripts.append(script)
+            request: dict[str, Any] = {
+                **self.options.extra_request,
+                "skill_id": setup.skill_dir.name,
+                "engine": setup.engine,
+                "input": {"case": f"tg-case-{case}"},
+                "parameter": {},
+                "runtime_options": {"execution_mode": "auto", "no_cache": True},
+            }
+            if setup.engine in self.options.models:
+                request["model"] = self.options.models[setup.engine]
+            status, answer = self._call("POST", "/v1/jobs", json=request)
+            if status != 200 or not isinstance(answer, Mapping) or "request_id" not in answer:
+                self._anomaly("POST", "/v1/jobs", status, answer, "a slot filler job was refused")
+                self._stop_fillers(fillers, scripts)
+                return None
+            fillers.append(str(answer["request_id"]))
+        return fillers, scripts
+
+    def _running(self, fillers: list[str], *, until_all: bool) -> int:
+        """How many fillers have started (hold a slot); ``until_all``: give them FILLER_WAIT_SEC to."""
+        deadline = time.monotonic() + (FILLER_WAIT_SEC if until_all else 0.0)
+        while True:
+            started = sum(self._filler_state(job) not in ("queued", None) for job in fillers)
+            if started == len(fillers) or time.monotonic() >= deadline:
+                return started
+            time.sleep(0.1)
+
+    def _stop_fillers(self, fillers: list[str], scripts: list[Path]) -> None:
+        """Cancel the fillers and wait, bounded, for them to let their slots go."""
+        for job in fillers:
+            with contextlib.suppress(TargetError):
+                self._call("POST", f"/v1/jobs/{job}/cancel", json={})
+        for job in fillers:
+            until = time.monotonic() + FILLER_WAIT_SEC
+            while self._filler_state(job) not in TERMINAL and time.monotonic() < until:
                 time.sleep(0.1)
-        finally:
-            for job in fillers:
-                with contextlib.suppress(TargetError):
-                    self._call("POST", f"/v1/jobs/{job}/cancel", json={})
-            for job in fillers:  # wait for the fillers to let their slots go, bounded
-                until = time.monotonic() + wait
-                while self._filler_state(job) not in TERMINAL and time.monotonic() < until:
-                    time.sleep(0.1)
-            for script in scripts:
-                script.unlink(missing_ok=True)
+        for script in scripts:
+            script.unlink(missing_ok=True)
 
     def _filler_state(self, job: str) -> str | None:
         status, answer = self._call("GET", f"/v1/jobs/{job}")
@@ -506,6 +566,14 @@ class HttpConnector:
         patch = patch_from_calls(calls, setup.skill_dir, self.options.patch_modules)
         self._seen_patch = patch or self._seen_patch
         return self._seen_patch
+
+    def _audit_marker(self, attempt: int) -> bool | None:
+        """The audit record's done-marker classification of one attempt, from the target file's source."""
+        source = self.options.audit_source
+        assert source is not None
+        path = source.path.format(job=self._id, attempt=attempt)
+        status, answer = self._call("GET", path)
+        return source.marker_in(answer) if status == 200 else None
 
     def _status(self) -> Mapping[str, Any]:
         status = self._json("GET", f"/v1/jobs/{self._id}")
@@ -825,6 +893,10 @@ def history_from_events(events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[st
                             break
                     if "automatic" in data:
                         reply["automatic"] = data["automatic"]
+                    elif isinstance(data.get("resolution_mode"), str):
+                        reply["automatic"] = data["resolution_mode"] != "user_reply"
+                    elif kind in AUTOMATIC_REPLY_EVENTS:
+                        reply["automatic"] = True
                     reply.update(stamp)
     for attempt, done in zip(asked_in, answered, strict=True):
         later = attempt is not None and latest_attempt is not None and latest_attempt > attempt

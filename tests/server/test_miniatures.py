@@ -224,3 +224,30 @@ def test_a_restart_command_that_fails_is_one_line_naming_it(tmp_path: Path) -> N
     ):
         connector.restart()
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("audit", "agrees"), [("agrees", [True, True]), ("drifts", [False, True])])
+def test_an_audit_source_in_the_target_file_shows_each_attempt_next_to_the_gate(
+    tmp_path: Path, audit: str, agrees: list[bool]
+) -> None:
+    source = {
+        "path": "/v1/management/runs/{job}/file?path=.audit/meta.{attempt}.json",
+        "content": "preview.content",
+        "marker_found": "completion.done_marker_found",
+    }
+    with (
+        serve(Behaviour(audit=audit)) as (url, _mini),
+        connected(url, tmp_path, audit_source=source) as connector,
+    ):
+        seen = run_to_end(connector, setup(tmp_path))
+    # attempt 1 waited: the gate found no marker; attempt 2 succeeded with no soft-completion warning
+    assert [item["agrees_with_gate"] for item in seen[-1].extra["audit"]] == agrees
+    assert [item["gate_marker_found"] for item in seen[-1].extra["audit"]] == [False, True]
+
+
+def test_a_bad_audit_source_names_the_field_and_value(tmp_path: Path) -> None:
+    with pytest.raises(TargetProblem, match=r"audit_source\.path: '/x': a path with \{job\} and \{attempt\}"):
+        http_options(
+            {"base_url": "http://127.0.0.1:1", "scripts_dir": str(tmp_path), "audit_source": {"path": "/x"}},
+            None,
+        )

@@ -54,7 +54,8 @@ def _patch_differences(root: Path, target: dict[str, Any]) -> dict[str, list[dic
     _, cases, _ = read_report(report)
     assert len(cases) == 2
     return {
-        case["scenario_id"]: [item for item in case["differences"] if item["key"] == "patch"] for case in cases
+        case["scenario_id"]: [item for item in case["differences"] if item["key"] == "patch"]
+        for case in cases
     }
 
 
@@ -122,7 +123,8 @@ def _modes(common: str, auto: str, interactive: str, after: str = "") -> tuple[s
 def test_mode_text_without_a_heading_after_a_shared_line_is_its_own_module() -> None:
     # Skill-Runner at 7d8914d: one heading, a shared format line, then each mode's own lines.
     common = (
-        f"# Runtime Output Overrides\n- {PROBE_ARTIFACT}\n\n## Completion Contract\nEmit __SKILL_DONE__ once.\n\n"
+        f"# Runtime Output Overrides\n- {PROBE_ARTIFACT}\n\n"
+        "## Completion Contract\nEmit __SKILL_DONE__ once.\n\n"
         "# Automation Context\nYou must ensure that the output is a schema-compatible JSON.\n"
     )
     learned = learn(*_modes(common, "Never ask the user.\nProceed.\n", "You MAY ask the user.\nRules:\n"))

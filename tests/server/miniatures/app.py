@@ -23,10 +23,10 @@ import tempfile
 import threading
 import uuid
 import zipfile
-from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -52,11 +52,15 @@ class Behaviour:
     # gets no SKILL.md at all (the skill reaches it some other way).
     engine_bin: str | None = None
     patch: str = "seed"
+    # Each attempt's audit record at /v1/management/runs/{job}/file?path=.audit/meta.N.json, as
+    # Skill-Runner serves it: "agrees" with the run's course, "drifts" (finds a marker in a turn the
+    # run waited after), or None (no such endpoint).
+    audit: str | None = None
 
 
 # A runtime patch in words that are not turngate's: each module recognisable only by what it says.
 PATCH_WORDS: dict[str, str] = {
-    "runtime-enforcement": "## Laufzeitregeln\n\nThese rules win. Emit `__SKILL_DONE__`: true once, when done.",
+    "runtime-enforcement": "## Laufzeitregeln\n\nThese rules win. Emit `__SKILL_DONE__`: true when done.",
     "artifact-redirection": "## Dateiablage\n\nWrite these files under artifacts/:\n{artifacts}",
     "output-format-contract": "## Antwortformat\n\nYour final message is one JSON object and nothing else.",
     "output-schema": "## Felder\n\n{fields}",
@@ -96,6 +100,7 @@ class Miniature:
                 Route("/v1/jobs/{job}/result", self.result),
                 Route("/v1/jobs/{job}/events/history", self.history),
                 Route("/v1/jobs/{job}/events", self.stream),
+                Route("/v1/management/runs/{job}/file", self.run_file),
             ]
         )
         self.app.add_middleware(_Auth, miniature=self)
@@ -247,6 +252,22 @@ class Miniature:
         accepted = job.status not in ("succeeded", "failed", "canceled")
         job.status = "canceled" if accepted else job.status
         return JSONResponse({"accepted": accepted})
+
+    async def run_file(self, request: Request) -> Response:
+        job = self.jobs.get(request.path_params["job"])
+        path = request.query_params.get("path", "")
+        attempts = 1 if job is None or job.mode == "auto" or job.status == "waiting_user" else 2
+        numbers = [str(number) for number in range(1, attempts + 1)]
+        if (
+            self.behaviour.audit is None
+            or job is None
+            or path not in [f".audit/meta.{n}.json" for n in numbers]
+        ):
+            return JSONResponse({"detail": "File not found"}, status_code=404)
+        attempt = int(path.split(".")[-2])
+        found = attempt == 2 or self.behaviour.audit == "drifts"
+        record = {"attempt": {"number": attempt}, "completion": {"done_marker_found": found}}
+        return JSONResponse({"path": path, "preview": {"mode": "text", "content": json.dumps(record)}})
 
     async def result(self, request: Request) -> Response:
         job = self.jobs[request.path_params["job"]]
