@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
-from harness.model.evidence import TurnEvidence
+from harness.model.evidence import EscapedReading, TurnEvidence
 
 SoftReading = Literal["decision-4.1-body", "decision-4.1-heading"]
 MarkerReading = Literal["marker-literal", "marker-lenient"]
@@ -33,10 +33,11 @@ class Readings:
 
     soft: SoftReading = "decision-4.1-body"
     marker: MarkerReading = "marker-literal"
+    escaped: EscapedReading = "quoted-in-reply-counts"
 
     @property
-    def names(self) -> tuple[str, str]:
-        return (self.soft, self.marker)
+    def names(self) -> tuple[str, str, str]:
+        return (self.soft, self.marker, self.escaped)
 
 
 DEFAULT_READINGS: Final = Readings()
@@ -108,7 +109,7 @@ def _decide(
 ) -> GateDecision:
     if mode == "auto":
         return _auto(evidence, output_valid)
-    marker = evidence.marker(readings.marker)
+    marker = evidence.marker(readings.marker, quoted=readings.escaped == "quoted-in-reply-counts")
     if evidence.interrupted:
         # 001: waiting_user is entered only when the process "未进入中断失败": an interrupted process
         # is a failure, never a wait, whatever the reply said before it ended.

@@ -33,6 +33,12 @@ _LENIENT: Final = re.compile(r'\\?"__skill_done__\\?"[ \t\r\n]*:[ \t\r\n]*(\\?"t
 
 Interruption = Literal["none", "crash", "signal", "hang", "truncated", "no-end"]
 MarkerReading = Literal["marker-literal", "marker-lenient"]
+# Decision 3.1's escaped marker (design/decision-3.1/escaped-marker-invalid-output): a reply that itself
+# quotes the marker escaped (\"__SKILL_DONE__\": true, after the stream line is decoded) counts, or
+# only the stream line's own escaping is meant (the decoded reply must show it plain).
+EscapedReading = Literal["quoted-in-reply-counts", "wire-escape-only"]
+_LITERAL_PLAIN: Final = re.compile(_LITERAL.pattern.replace("\\\\?", ""))
+_LENIENT_PLAIN: Final = re.compile(_LENIENT.pattern.replace("\\\\?", ""), re.IGNORECASE)
 
 
 class Unmodelled(ValueError):
@@ -70,8 +76,12 @@ class TurnEvidence:
     echoes: tuple[str, ...] = ()  # where the marker text shows outside the reply: tool, think, stderr
     raw_output: Mapping[str, Any] | None = None  # the output object as written, marker key and all
 
-    def marker(self, reading: MarkerReading = "marker-literal") -> bool:
-        pattern = _LITERAL if reading == "marker-literal" else _LENIENT
+    def marker(self, reading: MarkerReading = "marker-literal", *, quoted: bool = True) -> bool:
+        """The marker in the reply; ``quoted``: also where the decoded reply quotes it escaped."""
+        if quoted:
+            pattern = _LITERAL if reading == "marker-literal" else _LENIENT
+        else:
+            pattern = _LITERAL_PLAIN if reading == "marker-literal" else _LENIENT_PLAIN
         return any(pattern.search(text) for text in self.messages)
 
     def near_miss(self, reading: MarkerReading = "marker-literal") -> str | None:

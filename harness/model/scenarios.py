@@ -37,6 +37,8 @@ READINGS: Final[Mapping[str, Readings]] = {
     "decision-4.1-heading": Readings(soft="decision-4.1-heading"),
     "marker-literal": Readings(marker="marker-literal"),
     "marker-lenient": Readings(marker="marker-lenient"),
+    "quoted-in-reply-counts": Readings(escaped="quoted-in-reply-counts"),
+    "wire-escape-only": Readings(escaped="wire-escape-only"),
 }
 
 

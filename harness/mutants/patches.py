@@ -285,6 +285,18 @@ def hint_id_as_pending_id(pending: Any, final_message: str | None) -> Any:
     return replace(pending, interaction_id=hint_id) if isinstance(hint_id, int) else pending
 
 
+def payload_with(**fields: Any) -> Factory:
+    """The pending as shown (``to_json``) with these fields overwritten; the store keeps its own."""
+
+    def make(original: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+        def to_json(self: Any) -> dict[str, Any]:
+            return {**original(self), **fields}
+
+        return to_json
+
+    return make
+
+
 def drop_from_payload(*names: str) -> Factory:
     def make(original: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
         def to_json(self: Any) -> dict[str, Any]:

@@ -400,7 +400,7 @@ def test_a_conforming_target_numbering_ids_101_102_passes() -> None:
     assert {item.key for item in verdict.differences} == {"pending.interaction_id"}
     assert {item.severity for item in verdict.differences} == {"reference"}
     # the relation still catches an id that does not move on, or goes back
-    for ids in ((101, 101, 102, None), (101, 100, 100, None), (101, 102, 103, None)):
+    for ids in ((101, 101, 102, None), (101, 100, 100, None)):
         broken = _pending_steps(*ids)
         broken[2]["reply"] = {"accepted": False, "code": "STALE"}
         broken[3].update(reply={"accepted": True, "code": None})
@@ -408,6 +408,15 @@ def test_a_conforming_target_numbering_ids_101_102_passes() -> None:
         failed = judge(scenario.checks(), broken)
         assert failed.outcome == "failed", ids
         assert {item.key for item in failed.differences if item.severity == "failed"} == {"pending_id"}
+    # a new id after the stale reply: the server applied it to the open ask, which no sentence forbids
+    # (refusing it is the job API's convention): reported, not failed
+    moved_on = _pending_steps(101, 102, 103, None)
+    moved_on[2]["reply"] = {"accepted": False, "code": "STALE"}
+    moved_on[3].update(reply={"accepted": True, "code": None})
+    moved_on[3]["observation"].update(state="succeeded", data={"greeting": "Good day, Ada"})
+    verdict = judge(scenario.checks(), moved_on)
+    assert verdict.outcome == "passed"
+    assert ("pending_id", "convention") in {(item.key, item.authority) for item in verdict.differences}
 
 
 def test_pending_id_new_and_same() -> None:

@@ -28,7 +28,12 @@ from tests.server.conftest import start_server, stop_server
 CATALOG = load_catalog()
 # Mutants whose sentence no check can cite yet, and why; the test below fails once one can.
 AWAITING_A_CHECK: dict[str, str] = {}
-SAMPLE = ("marker-from-tool-output", "stale-id-accepted", "resumable-keeps-slot", "hint-id-as-pending-id")
+SAMPLE = (
+    "marker-from-tool-output",
+    "default-kind-not-open-text",
+    "resumable-keeps-slot",
+    "hint-id-as-pending-id",
+)
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -128,19 +133,18 @@ def test_an_unknown_mutant_is_one_line_naming_it() -> None:
 def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.CaptureFixture[str]) -> None:
     from harness.cli import main
 
-    stale = "design/decision-5/stale-interaction-id-refused"
-    assert main(["run", "-k", stale, "--engine", "codex", "--jobs", "1"]) == 0
-    assert (
-        main(["run", "-k", stale, "--engine", "codex", "--jobs", "1", "--mutant", "stale-id-accepted"]) == 1
-    )
-    assert "design/decision-5/backend-pending-baseline#2" in capsys.readouterr().err
-    assert main(["run", "--target", "cmd:./no-such-program", "--mutant", "stale-id-accepted"]) == 2
+    case = "engine-format/tool-echo/codex"
+    assert main(["run", "-k", case, "--engine", "codex", "--jobs", "1"]) == 0
+    mutant = "marker-from-tool-output"
+    assert main(["run", "-k", case, "--engine", "codex", "--jobs", "1", "--mutant", mutant]) == 1
+    assert "escaped-marker-detection#and2" in capsys.readouterr().err
+    assert main(["run", "--target", "cmd:./no-such-program", "--mutant", mutant]) == 2
     assert "only for --target reference" in capsys.readouterr().err
     assert main(["run", "--mutant", "no-such"]) == 2
 
 
 def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_path: Path) -> None:
-    server = start_server(tmp_path / "serve", "--test-hooks", "--mutant", "stale-id-accepted")
+    server = start_server(tmp_path / "serve", "--test-hooks", "--mutant", "marker-from-tool-output")
     try:
         options = http_options(
             {
@@ -152,11 +156,11 @@ def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_pa
             },
             None,
         )
-        scenario = next(s for s in CATALOG if s.id == "design/decision-5/stale-interaction-id-refused")
+        scenario = next(s for s in CATALOG if s.id == "engine-format/tool-echo/codex")
         (result,) = run_all([(scenario, "codex")], target=Target(server.url, "http", http=options), jobs=1)
     finally:
         stop_server(server)
-    assert kills(result, MUTANTS["stale-id-accepted"].sentences), result.message
+    assert kills(result, MUTANTS["marker-from-tool-output"].sentences), result.message
 
 
 def test_a_sentence_listed_without_a_mutant_has_none_and_is_a_normative_one() -> None:

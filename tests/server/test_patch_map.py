@@ -54,7 +54,7 @@ def _patch_differences(root: Path, target: dict[str, Any]) -> dict[str, list[dic
     _, cases, _ = read_report(report)
     assert len(cases) == 2
     return {
-        case["scenario_id"]: [item for item in case["differences"] if item["key"] == "patch"]
+        case["scenario_id"]: [item for item in case["differences"] if item["key"].startswith("patch")]
         for case in cases
     }
 

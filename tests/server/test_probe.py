@@ -84,7 +84,12 @@ def test_probing_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) ->
 def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it(tmp_path: Path) -> None:
     with serve(Behaviour(audit="agrees")) as (url, _mini):
         found = probe_server(
-            url, scripts=tmp_path / "scripts", call_log=None, workdir=tmp_path / "one", models={}, timeout_probe=False
+            url,
+            scripts=tmp_path / "scripts",
+            call_log=None,
+            workdir=tmp_path / "one",
+            models={},
+            timeout_probe=False,
         )
     assert (
         found.target["audit_source"]["path"]
@@ -93,7 +98,12 @@ def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it
     assert http_options(found.target, None).audit_source is not None
     with serve(Behaviour()) as (url, _mini):
         found = probe_server(
-            url, scripts=tmp_path / "scripts", call_log=None, workdir=tmp_path / "two", models={}, timeout_probe=False
+            url,
+            scripts=tmp_path / "scripts",
+            call_log=None,
+            workdir=tmp_path / "two",
+            models={},
+            timeout_probe=False,
         )
     assert "audit_source" not in found.target
     assert "audit records per attempt: none found" in "\n".join(found.lines)

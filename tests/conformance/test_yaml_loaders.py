@@ -1,0 +1,31 @@
+"""Every shipped YAML file reads the same with libyaml and with PyYAML's pure-Python loader.
+
+harness/data_yaml.py prefers libyaml and falls back to the pure-Python loader where it is missing;
+the two disagree on some plain scalars (a flow mapping value ending in ``?``), so a file one of them
+refuses would break the catalog on a platform without libyaml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted(path for folder in ("scenarios", "harness") for path in (ROOT / folder).rglob("*.yaml"))
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="libyaml is not installed here")
+def test_libyaml_and_the_pure_python_loader_read_every_shipped_file_alike() -> None:
+    differ = []
+    for path in FILES:
+        text = path.read_text(encoding="utf-8")
+        try:
+            pure = yaml.load(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as problem:
+            differ.append(f"{path.relative_to(ROOT)}: the pure-Python loader refuses it: {problem}")
+            continue
+        if pure != yaml.load(text, Loader=yaml.CSafeLoader):
+            differ.append(f"{path.relative_to(ROOT)}: read differently")
+    assert not differ, "\n".join(differ)
