@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import fnmatch
 import json
 import os
@@ -31,6 +32,9 @@ from harness.terminal import Output, visible
 from harness.verdict import OUTCOMES, Checks, judge
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from harness.baseline import Baseline, CaseCheck, Comparison
     from harness.realengines.caseengines import RealEngines
 
 EXIT_USAGE: Final = EXIT_USAGE_CODE
@@ -119,6 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
         outputs = check_outputs(report_json=args.report_json, junit=args.junit, html=args.html)
     except OutputProblem as problem:
         raise UsageProblem(str(problem)) from None
+    known = _read_baseline(args.baseline)
     target = resolve_target(args)
     real = _real_engines(args, target)
     planned = cases(scenarios, engines)
@@ -126,6 +131,7 @@ def run_command(args: argparse.Namespace) -> int:
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
     properties = run_properties(target=target.name, engines=engines, reading=args.reading, jobs=args.jobs)
     results: list[CaseResult] = []
+    checked: dict[tuple[str, str], CaseCheck] = {}  # each case against the baseline, with --baseline
     started, started_at = time.monotonic(), time.time()
     interrupted = False
     with contextlib.ExitStack() as stack:
@@ -144,37 +150,49 @@ def run_command(args: argparse.Namespace) -> int:
                 real=real,
             ):
                 results.append(result)
+                check = _checked(known, result, checked)
                 if report is not None:
-                    report.case(result)
-                progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", _shown(result))
+                    report.case(result, baseline=check)
+                shown = _shown(result)
+                if check is not None and check.status == "known":
+                    shown = f"known, in the baseline: {shown}"
+                progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", shown)
         except KeyboardInterrupt:
             interrupted = True  # the runner has stopped its workers; keep what finished
         finally:
             progress.close()
+        comparison = _comparison(known, results)
         if report is not None:
-            report.finish(interrupted=interrupted)
+            report.finish(interrupted=interrupted, baseline=comparison)
     problems = []
     if "junit" in outputs:
         try:
             with _open(outputs["junit"]) as stream:
                 write_junit(
-                    stream, results, properties=properties, started_at=started_at, interrupted=interrupted
+                    stream,
+                    results,
+                    properties=properties,
+                    started_at=started_at,
+                    interrupted=interrupted,
+                    baseline=checked if known is not None else None,
                 )
         except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
             problems.append(str(problem))
     if "html" in outputs:
         try:
-            _write_html(outputs["html"], results, properties, started_at, interrupted)
+            _write_html(outputs["html"], results, properties, started_at, interrupted, comparison)
         except UsageProblem as problem:
             problems.append(str(problem))
     human.print(summary(results, time.monotonic() - started), soft_wrap=True)
+    if comparison is not None:
+        _print_comparison(human, comparison)
     verified = [result for result in results if result.outcome not in NOT_VERIFIED]
     for unwritten in problems:
         print(f"turngate: {unwritten}", file=sys.stderr)
     if interrupted:
         human.print(f"[bold yellow]interrupted[/]: {len(results)} of {len(planned)} cases finished")
         return EXIT_INTERRUPTED
-    if problems or any(result.outcome in BAD for result in results):
+    if problems or _fails(results, comparison):
         return 1
     if not verified:
         human.print(
@@ -183,6 +201,56 @@ def run_command(args: argparse.Namespace) -> int:
         )
         return EXIT_NOTHING_VERIFIED
     return 0
+
+
+def _fails(results: list[CaseResult], comparison: Comparison | None) -> bool:
+    """Exit 1: a case failed or errored; with a baseline, only a change from it (new, or fixed)."""
+    if comparison is not None:
+        return comparison.fails
+    return any(result.outcome in BAD for result in results)
+
+
+def _read_baseline(path: Path | None) -> Baseline | None:
+    """``--baseline FILE``, checked before any case runs: a bad file is one line, exit 2."""
+    if path is None:
+        return None
+    from harness.baseline import BaselineProblem, read_baseline
+
+    try:
+        return read_baseline(path)
+    except BaselineProblem as problem:
+        raise UsageProblem(f"--baseline: {problem}") from None
+
+
+def _checked(
+    known: Baseline | None, result: CaseResult, checked: dict[tuple[str, str], CaseCheck]
+) -> CaseCheck | None:
+    """One finished case against the baseline (kept in ``checked`` for JUnit); None without one."""
+    if known is None:
+        return None
+    from harness.baseline import Ran, check_case
+
+    check = check_case(known, Ran.of(result))
+    checked[(result.scenario_id, result.engine)] = check
+    return check
+
+
+def _comparison(known: Baseline | None, results: list[CaseResult]) -> Comparison | None:
+    if known is None:
+        return None
+    from harness.baseline import Ran, compare
+
+    return compare(known, [Ran.of(result) for result in results])
+
+
+_BASELINE_STYLES: Final = {"head": "bold", "new": "bold red", "fixed": "bold yellow", "note": "dim"}
+
+
+def _print_comparison(human: Console, comparison: Comparison) -> None:
+    """After the summary table: what the baseline let through, and what fails the run (new, fixed)."""
+    human.print()
+    for kind, line in comparison.lines():
+        human.print(Text(visible(line), style=_BASELINE_STYLES.get(kind, "")), soft_wrap=True)
 
 
 @contextlib.contextmanager
@@ -202,12 +270,14 @@ def _write_html(
     properties: dict[str, str],
     started_at: float,
     interrupted: bool,
+    comparison: Comparison | None = None,
 ) -> None:
     from harness.html_report import from_results, render
 
     header = {**properties, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_at))}
     page = render(
-        [from_results(results, header, interrupted=interrupted)], title=f"turngate: {header['target']}"
+        [from_results(results, header, interrupted=interrupted, baseline=comparison)],
+        title=f"turngate: {header['target']}",
     )
     with _open(output) as stream:
         stream.write(page)
@@ -238,6 +308,56 @@ def report_html_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def baseline_write_command(args: argparse.Namespace) -> int:
+    """A saved run's failing differences as a baseline file. Over an existing baseline it is that file
+    brought up to date: what the run fixed is dropped, what is new added, and every other entry kept
+    with its reason (entries of cases the run did not run, or could not show, included)."""
+    from harness.baseline import Baseline, BaselineProblem, Ran, compare, read_baseline, render_baseline
+    from harness.report import ReportError, read_report
+    from harness.terminal import OutputProblem, check_outputs
+
+    try:
+        output = check_outputs(output=args.output)["output"]
+    except OutputProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    try:
+        header, lines, footer = read_report(args.report)
+    except OSError as error:
+        raise UsageProblem(f"baseline write: {args.report}: {error.strerror}") from None
+    except (ValueError, ReportError, KeyError) as error:
+        raise UsageProblem(f"baseline write: {error}") from None
+    earlier = Baseline(output.value)
+    if not output.is_stdout and output.path.exists():
+        try:
+            earlier = read_baseline(output.path)
+        except BaselineProblem as problem:  # never overwrite what may be another file given by mistake
+            raise UsageProblem(
+                f"baseline write: -o: {problem} (an existing file must be a baseline to update; remove it"
+                " to write a new one)"
+            ) from None
+    comparison = compare(earlier, [Ran.of(line) for line in lines])
+    entries = comparison.updated()
+    with _open(output) as stream:
+        stream.write(render_baseline(entries, source=str(args.report), header=header))
+    said = sys.stderr if output.is_stdout else sys.stdout  # the file itself may be on standard output
+    cases_known = len({(entry.case, entry.engine) for entry in entries})
+    added = [entry for entry in comparison.new if entry in entries]
+    done = f"{len(entries)} known difference(s) of {cases_known} case(s): {len(added)} new"
+    if earlier.entries:
+        done += f", {len(entries) - len(added)} kept, {len(comparison.fixed)} fixed removed"
+    print(f"wrote {output.value}: {done}", file=said)
+    unreached = [entry for entry in comparison.new if entry not in entries]
+    if unreached:
+        print(
+            f"not recorded: {len(unreached)} unreached case(s): a target that stopped answering is never a"
+            " known difference (a run with --baseline fails on them)",
+            file=said,
+        )
+    if footer.get("interrupted"):
+        print("note: the run was interrupted: the cases it did not finish are not in the baseline", file=said)
+    return 0
+
+
 def _shown(result: CaseResult) -> str:
     """What a progress line shows of a result: every difference with the words that back it; of an
     error, its first line (the traceback stays in the reports)."""
@@ -256,18 +376,26 @@ def report_judge_command(args: argparse.Namespace) -> int:
     from harness.report import ReportError, read_report
 
     _check_conventions(args.conventions)
+    known = _read_baseline(args.baseline)
     try:
         header, lines, _footer = read_report(args.report)
     except (OSError, ValueError, ReportError) as error:
         raise UsageProblem(f"report judge: {error}") from None
     results = [_judged(line, args.reading, args.conventions) for line in lines]
+    checked: dict[tuple[str, str], CaseCheck] = {}
     for result in results:
+        check = _checked(known, result, checked)
         if result.outcome in ("failed", "non-strict", "partial", "ambiguous", "errored", "unreached"):
             case = f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]"
+            if check is not None and check.status == "known":
+                case += " (known, in the baseline)"
             print(visible(f"{case}\n{_indent(result.message)}"))
     from harness.terminal import console
 
     console().print(summary(results, None), soft_wrap=True)
+    comparison = _comparison(known, results)
+    if comparison is not None:
+        _print_comparison(console(), comparison)
     print(f"(judged again from {args.report})")
     if args.output is not None:
         from harness.report import JsonlReport
@@ -280,14 +408,18 @@ def report_judge_command(args: argparse.Namespace) -> int:
                 planned=len(results),
             )
             for result in results:
-                rejudged.case(result)
-            rejudged.finish()
-    return 0 if not any(result.outcome in ("failed", "errored", "unreached") for result in results) else 1
+                rejudged.case(result, baseline=checked.get((result.scenario_id, result.engine)))
+            rejudged.finish(baseline=comparison)
+    return 1 if _fails(results, comparison) else 0
+
+
+_CASE_FIELDS: Final = frozenset(field.name for field in dataclasses.fields(CaseResult))
 
 
 def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:
-    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome."""
-    fields = {name: value for name, value in line.items() if name != "kind"}
+    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome.
+    Fields a result does not have (``kind``; ``baseline``, the run's own comparison) are left out."""
+    fields = {name: value for name, value in line.items() if name in _CASE_FIELDS}
     result = CaseResult(**fields)  # type: ignore[arg-type]
     if result.checks is None or not result.observed:
         return result
@@ -611,6 +743,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
     run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="known differences (turngate baseline write): exit 1 only on a new one, or a known one gone",
+    )
     run.set_defaults(handler=run_command)
     listing = with_catalog(commands.add_parser("list", help="the scenarios: IDs, levels, tags"))
     listing.add_argument("--json", action="store_true", help="a JSON array, one object per scenario")
@@ -628,6 +766,9 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     rejudge.add_argument("--reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
     rejudge.add_argument("--conventions", metavar="NAME", help="enforce this convention set")
     rejudge.add_argument("-o", "--output", type=Path, metavar="F", help="write the judged report (JSONL)")
+    rejudge.add_argument(
+        "--baseline", type=Path, metavar="FILE", help="known differences: exit 1 only on a change from them"
+    )
     rejudge.set_defaults(handler=report_judge_command)
     page = report_commands.add_parser(
         "html", help="saved JSONL reports as one HTML page: scenario x engine, one column set per report"
@@ -638,6 +779,23 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     page.add_argument("--title", default="turngate report", help="the page's title")
     page.set_defaults(handler=report_html_command)
+    baseline = commands.add_parser("baseline", help="known differences, so that CI fails only on a change")
+    baseline_commands = baseline.add_subparsers(dest="baseline_command", required=True)
+    write = baseline_commands.add_parser(
+        "write",
+        help="a saved run's failing differences as a baseline file (YAML), each with a reason to fill in",
+    )
+    write.add_argument(
+        "report", type=Path, metavar="RUN.jsonl", help="a JSON Lines report (- for standard input)"
+    )
+    write.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="F",
+        help="the baseline (- for standard output); an existing one is updated, keeping its reasons",
+    )
+    write.set_defaults(handler=baseline_write_command)
     catalog = commands.add_parser("catalog", help="the scenario catalog")
     check = with_catalog(catalog.add_subparsers(dest="catalog_command", required=True).add_parser("check"))
     check.set_defaults(handler=catalog_check_command)

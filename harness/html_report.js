@@ -32,6 +32,6 @@
     cell.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); open(cell); } });
   });
   apply();
-  const first = document.querySelector('td.cell.failed, td.cell.errored, td.cell.partial');
+  const first = document.querySelector('td.cell.failed, td.cell.errored, td.cell.fixed, td.cell.partial');
   if (first) open(first);
 })();

@@ -4,7 +4,9 @@ Given several reports (two implementations, or before and after), their
 columns stand side by side, as Bowtie's site shows implementations. Each cell
 opens its differences, each with the words that back it (the spec's quote).
 Filters by outcome and by capability. Inline CSS and JS, no network: the file
-can be mailed, attached to CI, opened from disk.
+can be mailed, attached to CI, opened from disk. A run against a baseline
+(``--baseline``) shows its known failing cases apart ("known (baseline)"), and
+the cases whose known difference is gone ("fixed"), with the entries named.
 
 Everything from a report (messages, captured values) is escaped here, in
 Python, before it reaches the page: a hostile capture cannot script the page.
@@ -22,9 +24,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from harness.catalog import ENGINES
+
+if TYPE_CHECKING:
+    from harness.baseline import Comparison
 
 # Inlined into every page (one file, no network); kept beside this module to be read and linted as CSS/JS.
 STYLE_PATH: Final = Path(__file__).with_name("html_report.css")
@@ -33,6 +38,8 @@ OUTCOME_ORDER: Final = (
     "failed",
     "errored",
     "unreached",
+    "fixed",
+    "known",
     "partial",
     "non-strict",
     "ambiguous",
@@ -48,7 +55,14 @@ SYMBOLS: Final = {
     "skipped": "–",
     "errored": "!",
     "unreached": "?",
+    "known": "⊘",
+    "fixed": "↺",
 }
+# With a baseline (turngate run --baseline), a case it speaks of shows apart from its outcome: failing
+# only for known differences ("known (baseline)", not failing the run), or with a known one gone
+# ("fixed": it fails the run until the baseline drops it). A case failing for a new one keeps its outcome.
+SHOWN_APART: Final = frozenset({"known", "fixed"})
+LABELS: Final = {"known": "known (baseline)", "fixed": "fixed (baseline)"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +82,34 @@ def from_file(path: Path) -> ReportColumns:
     return ReportColumns(f"{path.name}: {header.get('target', '?')}", header, cases, footer)
 
 
-def from_results(results: Iterable[Any], header: Mapping[str, Any], *, interrupted: bool) -> ReportColumns:
-    """A run's results (``CaseResult`` values) as a report, for ``turngate run --html``."""
-    cases = [asdict(result) for result in results]
+def from_results(
+    results: Iterable[Any],
+    header: Mapping[str, Any],
+    *,
+    interrupted: bool,
+    baseline: Comparison | None = None,
+) -> ReportColumns:
+    """A run's results (``CaseResult`` values) as a report, for ``turngate run --html``; ``baseline``:
+    the run against its known differences, as the JSON Lines report records it."""
+    checks = {(check.case, check.engine): check for check in baseline.cases} if baseline else {}
+    cases = []
+    for result in results:
+        case = asdict(result)
+        check = checks.get((result.scenario_id, result.engine))
+        if check is not None and check.status is not None:
+            case.update(baseline=check.status, baseline_note=check.note)
+        cases.append(case)
     counts = Counter(str(case["outcome"]) for case in cases)
-    footer = {"counts": dict(counts), **({"interrupted": True} if interrupted else {})}
+    footer: dict[str, Any] = {"counts": dict(counts), **({"interrupted": True} if interrupted else {})}
+    if baseline is not None:
+        footer["baseline"] = baseline.summary()
     return ReportColumns(str(header.get("target", "run")), header, cases, footer)
+
+
+def shown_outcome(case: Mapping[str, Any]) -> str:
+    """The outcome a cell shows: the baseline's known or fixed where it has one, else the case's own."""
+    status = case.get("baseline")
+    return str(status) if status in SHOWN_APART else str(case["outcome"])
 
 
 def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") -> str:
@@ -89,7 +125,7 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
         for case in report.cases:
             scenarios.setdefault(str(case["scenario_id"]), str(case.get("capability", "")))
     capabilities = sorted(set(scenarios.values()))
-    outcomes_seen = [o for o in OUTCOME_ORDER if any(c["outcome"] == o for r in reports for c in r.cases)]
+    outcomes_seen = [o for o in OUTCOME_ORDER if any(shown_outcome(c) == o for r in reports for c in r.cases)]
 
     head = ['<tr><th class="sid" rowspan="2">scenario</th>']
     head += [
@@ -121,13 +157,14 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
                 if found is None:
                     cells.append('<td class="cell none">·</td>')
                     continue
-                outcome = str(found["outcome"])
+                outcome = shown_outcome(found)
                 row_outcomes.add(outcome)
                 detail_id = f"d{len(details)}"
                 details.append(_detail(detail_id, reports[index], found))
+                label = LABELS.get(outcome, outcome)
                 cells.append(
                     f'<td class="cell {_e(outcome)}" data-outcome="{_e(outcome)}" data-detail="{detail_id}"'
-                    f' tabindex="0" title="{_e(outcome)}">{SYMBOLS.get(outcome, "•")}</td>'
+                    f' tabindex="0" title="{_e(label)}">{SYMBOLS.get(outcome, "•")}</td>'
                 )
         outcomes = " ".join(sorted(row_outcomes))
         rows.append(
@@ -137,7 +174,7 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
 
     outcome_filters = "".join(
         f'<label class="pill {_e(o)}"><input type="checkbox" name="outcome" value="{_e(o)}" checked>'
-        f" {SYMBOLS[o]} {_e(o)}</label>"
+        f" {SYMBOLS[o]} {_e(LABELS.get(o, o))}</label>"
         for o in outcomes_seen
     )
     capability_options = "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in capabilities)
@@ -148,6 +185,7 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
         if interrupted
         else ""
     )
+    warning += "".join(_baseline_line(report) for report in reports)
     return _PAGE.format(
         title=_e(title),
         generated=_e(generated),
@@ -174,8 +212,32 @@ def _short(label: str, width: int = 44) -> str:
     return f"{label[:keep]}…{label[-keep:]}"
 
 
+def _baseline_line(report: ReportColumns) -> str:
+    """Under the title: the run against its baseline, and each entry that fails it (new, fixed)."""
+    summary = report.footer.get("baseline")
+    if not isinstance(summary, Mapping):
+        return ""
+    new, fixed = list(summary.get("new") or ()), list(summary.get("fixed") or ())
+    said = (
+        f"{_e(_short(report.label))}: baseline {_e(summary.get('file', '?'))}: {_e(summary.get('known', 0))}"
+        f" known difference(s) let through, {len(new)} new, {len(fixed)} fixed"
+    )
+    items = [f"<li>new: {_e(_entry(entry))}</li>" for entry in new]
+    items += [f"<li>fixed, remove it from the baseline: {_e(_entry(entry))}</li>" for entry in fixed]
+    kind = "warn" if new or fixed else "note"
+    listed = f"<ul>{''.join(items)}</ul>" if items else ""
+    return f'<div class="{kind} baseline"><p>{said}</p>{listed}</div>'
+
+
+def _entry(entry: Any) -> str:
+    if not isinstance(entry, Mapping):
+        return str(entry)
+    what = entry.get("outcome") or f"{entry.get('check')} ({entry.get('sentence')})"
+    return f"{entry.get('case')} [{entry.get('engine')}]: {what}"
+
+
 def _counts(report: ReportColumns) -> str:
-    counts = Counter(str(case["outcome"]) for case in report.cases)
+    counts = Counter(shown_outcome(case) for case in report.cases)
     return "  ".join(f"{counts[o]} {o}" for o in OUTCOME_ORDER if counts[o])
 
 
@@ -190,14 +252,20 @@ def _describe(report: ReportColumns) -> str:
 def _detail(detail_id: str, report: ReportColumns, case: Mapping[str, Any]) -> str:
     """The panel a cell opens: the case, then every difference with what backs it."""
     outcome = str(case["outcome"])
+    shown = shown_outcome(case)
+    badges = f'<span class="badge {_e(outcome)}">{_e(outcome)}</span>'
+    if shown != outcome:
+        badges += f' <span class="badge {_e(shown)}">{_e(LABELS.get(shown, shown))}</span>'
     parts = [
         f'<div class="detail" id="{detail_id}" hidden>',
-        f'<h2><span class="badge {_e(outcome)}">{_e(outcome)}</span> {_e(case["scenario_id"])}'
-        f" [{_e(case['engine'])}]</h2>",
+        f"<h2>{badges} {_e(case['scenario_id'])} [{_e(case['engine'])}]</h2>",
         f'<p class="meta">{_e(report.label)} · {_e(case.get("level", ""))}'
         f"{' · reading ' + _e(case['reading']) if case.get('reading') else ''}"
         f" · {_e(case.get('duration_sec', ''))} s</p>",
     ]
+    if case.get("baseline_note"):
+        status = f"status-{case.get('baseline')}"
+        parts.append(f'<p class="baseline-note {_e(status)}">{_e(case["baseline_note"])}</p>')
     readings = case.get("readings") or {}
     if isinstance(readings, Mapping) and readings:  # judged under every reading of an ambiguous sentence
         shown = ", ".join(f"{name}: {verdict}" for name, verdict in readings.items())

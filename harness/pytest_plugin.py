@@ -9,6 +9,12 @@ scenario's requirement and quote) and every difference the verdict found.
 Registered through the ``pytest11`` entry point, so it is loaded by every
 pytest in an environment where turngate is installed, turngate's own suite
 included: without ``--turngate-target`` it adds options and nothing else.
+
+``--turngate-baseline FILE`` (``turngate baseline write``): every case the
+baseline lists is a strict xfail. Failing for its known differences only, it
+xfails; failing for another as well, it fails; with a known difference gone it
+passes, which a strict xfail reports as ``XPASS(strict)``, a failure: the
+baseline must drop the entry, as ``turngate run --baseline`` exits 1.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any, Final
 
 import pytest
 
+from harness.baseline import Baseline, BaselineProblem, CaseCheck, Ran, check_case, read_baseline
 from harness.catalog import ENGINES, Scenario
 from harness.runner import CaseResult, run_case
 from harness.targets import Target
@@ -62,6 +69,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also one item that explores N generated runs, judged by the spec model (turngate explore)",
     )
     group.addoption("--turngate-seed", type=int, default=0, metavar="S", help="the exploration's seed")
+    group.addoption(
+        "--turngate-baseline",
+        metavar="FILE",
+        help="known differences (turngate baseline write): the cases it lists are strict xfails",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,12 +120,22 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
+def _baseline(config: pytest.Config) -> Baseline | None:
+    path = _path(config.getoption("--turngate-baseline"))
+    if path is None:
+        return None
+    try:
+        return read_baseline(path)
+    except BaselineProblem as problem:
+        raise pytest.UsageError(f"turngate: --turngate-baseline: {problem}") from None
+
+
 class TurngateCatalog(pytest.Collector):
     """The shipped catalog (and any ``--turngate-catalog`` folders) × the engines."""
 
     def collect(self) -> list[pytest.Item]:
         target, scenarios, engines = _resolve(self.config)
-        state = _RunState(target, self.config.getoption("--turngate-reading"))
+        state = _RunState(target, self.config.getoption("--turngate-reading"), _baseline(self.config))
         # The ID given as a string, so that pytest parses it as it parses the IDs --lf saved
         # ("turngate::ID" + "[engine]" as parameters), and the two compare equal.
         explored: list[pytest.Item] = []
@@ -150,15 +172,23 @@ class _RunState:
     """What the items of one pytest process share: the target, and the first case that found it down
     (the cases after it are failed at once, as ``turngate run`` reports them unreached)."""
 
-    def __init__(self, target: Target, reading: str | None) -> None:
-        self.target, self.reading = target, reading
+    def __init__(self, target: Target, reading: str | None, baseline: Baseline | None = None) -> None:
+        self.target, self.reading, self.baseline = target, reading, baseline
         self.down: CaseResult | None = None
 
 
 class CaseFailure(Exception):
-    def __init__(self, result: CaseResult) -> None:
+    def __init__(self, result: CaseResult, check: CaseCheck | None = None) -> None:
         super().__init__(result.message)
-        self.result = result
+        self.result, self.check = result, check
+
+
+class KnownDifference(Exception):
+    """A case failing for its known differences only: the strict xfail of a baselined case expects it."""
+
+    def __init__(self, result: CaseResult, check: CaseCheck) -> None:
+        super().__init__(check.note)
+        self.result, self.check = result, check
 
 
 class TurngateCase(pytest.Item):
@@ -171,6 +201,18 @@ class TurngateCase(pytest.Item):
         # Markers name the capabilities and the level, so `-m` can choose among them too.
         self.add_marker(pytest.mark.turngate)
         self.keywords.update({scenario.level: True, scenario.capability: True, engine: True})
+        baseline = state.baseline
+        known = baseline.of(scenario.id, engine) if baseline is not None else ()
+        if baseline is not None and known:
+            listed = "; ".join(
+                f"{entry.what}: {entry.reason}" if entry.reason else entry.what for entry in known
+            )
+            reason = (
+                f"known difference (baseline {baseline.source}): {listed}"
+                " (a pass means it is fixed: remove it from the baseline)"
+            )
+            # raises: only the known differences are expected; a new one fails as any failure does
+            self.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=KnownDifference))
 
     def runtest(self) -> None:
         if self.state.down is not None:
@@ -194,14 +236,38 @@ class TurngateCase(pytest.Item):
             self.state.down = result
         if result.outcome == "skipped":
             pytest.skip(result.message)
+        if self.state.baseline is not None and self.state.baseline.of(self.scenario.id, self.engine):
+            self._against_baseline(result, check_case(self.state.baseline, Ran.of(result)))
         if result.outcome in FAILING:
-            raise CaseFailure(result)
+            raise CaseFailure(result, self._check(result))
         if result.outcome in PASSED_WITH_NOTE:
             warnings.warn(TurngateNote(f"{self.name}: {result.outcome}: {_first(result)}"), stacklevel=1)
 
+    def _check(self, result: CaseResult) -> CaseCheck | None:
+        baseline = self.state.baseline
+        return check_case(baseline, Ran.of(result)) if baseline is not None else None
+
+    def _against_baseline(self, result: CaseResult, check: CaseCheck) -> None:
+        """A case the baseline lists (a strict xfail): returns only when a known difference is gone and
+        nothing fails, so that the strict xfail reports XPASS(strict)."""
+        self.user_properties.append(("turngate_baseline", str(check.status)))
+        match check.status:
+            case "known":
+                raise KnownDifference(result, check)  # the xfail expects exactly this
+            case "new":
+                raise CaseFailure(result, check)
+            case "fixed" if result.outcome in FAILING:  # still failing for another known difference
+                raise CaseFailure(result, check)
+            case "fixed":
+                return
+        # Neither failing nor gone: the run could not show the known difference (a check unverified).
+        pytest.skip(f"baseline: not shown by this run, neither fixed nor new: {check.note or _listed(check)}")
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         if isinstance(excinfo.value, CaseFailure):
-            return failure_text(self.scenario, excinfo.value.result)
+            text = failure_text(self.scenario, excinfo.value.result)
+            check = excinfo.value.check
+            return f"{check.note}\n{text}" if check is not None and check.status is not None else text
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
@@ -242,6 +308,10 @@ class TurngateExploration(pytest.Item):
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return "turngate", None, f"turngate explore (seed {self.seed}, {self.budget} runs)"
+
+
+def _listed(check: CaseCheck) -> str:
+    return "; ".join(entry.what for entry in (*check.known, *check.unverified))
 
 
 def _first(result: CaseResult) -> str:

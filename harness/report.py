@@ -7,18 +7,22 @@ rather than presenting a partial verdict as a whole one.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 from harness import __version__
 from harness.catalog import CATALOG_VERSION
 from harness.runner import CaseResult
 from harness.verdict import OUTCOMES
+
+if TYPE_CHECKING:
+    from harness.baseline import CaseCheck, Comparison
 
 
 class ReportError(ValueError):
@@ -44,13 +48,19 @@ class JsonlReport:
             }
         )
 
-    def case(self, result: CaseResult) -> None:
+    def case(self, result: CaseResult, *, baseline: CaseCheck | None = None) -> None:
+        """A case line; with a baseline, its status there (``known``, ``new``, ``fixed``) and the
+        entries named (``baseline_note``), when the baseline has something to say about it."""
         self._counts[result.outcome] += 1
-        self._write({"kind": "case", **asdict(result)})
+        line: dict[str, Any] = {"kind": "case", **asdict(result)}
+        if baseline is not None and baseline.status is not None:
+            line.update(baseline=baseline.status, baseline_note=baseline.note)
+        self._write(line)
 
-    def finish(self, *, interrupted: bool = False) -> None:
+    def finish(self, *, interrupted: bool = False, baseline: Comparison | None = None) -> None:
         """The footer. ``interrupted``: the user stopped the run (Ctrl-C); the cases above are all
-        that finished, and the footer says so rather than pass for a whole run."""
+        that finished, and the footer says so rather than pass for a whole run. ``baseline``: the
+        run against it (counts, and the new and fixed entries)."""
         counts = {outcome: self._counts.get(outcome, 0) for outcome in OUTCOMES}
         counts.update({outcome: n for outcome, n in self._counts.items() if outcome not in counts})
         footer: dict[str, Any] = {
@@ -60,6 +70,8 @@ class JsonlReport:
         }
         if interrupted:
             footer["interrupted"] = True
+        if baseline is not None:
+            footer["baseline"] = baseline.summary()
         self._write(footer)
 
     def _write(self, line: Mapping[str, Any]) -> None:
@@ -68,8 +80,13 @@ class JsonlReport:
 
 
 def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """Header, cases, footer; a missing header or footer, or a miscount, is an error."""
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Header, cases, footer; a missing header or footer, or a miscount, is an error. ``-``: standard
+    input (``turngate run --report-json - | turngate baseline write - -o known.yaml``).
+
+    Case lines may carry fields a reader does not know (``baseline``, ``baseline_note``); reports
+    written before them read the same."""
+    text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
     if not lines or lines[0].get("kind") != "header":
         raise ReportError(f"{path}: no header line: not a turngate report")
     if lines[-1].get("kind") != "footer":
@@ -103,6 +120,28 @@ def _readings(result: CaseResult) -> str:
     return ", ".join(f"{name}={outcome}" for name, outcome in result.readings.items())
 
 
+def _junit_kind(result: CaseResult, check: CaseCheck | None) -> str:
+    """How a case shows in JUnit: failure, error, skipped, or "" (it passed, maybe with a note).
+
+    With a baseline, a case failing only for known differences is *skipped* (its message says
+    "known difference (baseline)"): every CI reader shows a skip apart and none fails the build on
+    it, while the exit status stays 0. A known difference gone (fixed) is a failure, as it fails the run.
+    """
+    status = check.status if check is not None else None
+    if status == "known":
+        return "skipped"
+    if status == "fixed" and result.outcome not in ("errored", "unreached"):
+        return "failure"
+    match result.outcome:
+        case "failed":
+            return "failure"
+        case "errored" | "unreached":
+            return "error"
+        case "skipped":
+            return "skipped"
+    return ""
+
+
 def write_junit(
     stream: IO[str],
     results: Iterable[CaseResult],
@@ -110,33 +149,40 @@ def write_junit(
     properties: Mapping[str, str],
     started_at: float,
     interrupted: bool = False,
+    baseline: Mapping[tuple[str, str], CaseCheck] | None = None,
 ) -> None:
     """JUnit XML as CI servers read it: a suite per capability, totals, ``time`` and ``timestamp``
-    on every level, and the run's properties (target, versions, engines, reading)."""
+    on every level, and the run's properties (target, versions, engines, reading). ``baseline``: each
+    case against the known differences (``--baseline``), by (scenario ID, engine)."""
     results = list(results)
+    checks = baseline or {}
+
+    def check_of(result: CaseResult) -> CaseCheck | None:
+        return checks.get((result.scenario_id, result.engine))
+
     suites: dict[str, list[CaseResult]] = {}
     for result in results:
         suites.setdefault(result.capability, []).append(result)
-    everything = Counter(result.outcome for result in results)
+    everything = Counter(_junit_kind(result, check_of(result)) for result in results)
     root = ElementTree.Element(
         "testsuites",
         name=f"turngate against {properties.get('target', '?')}",
         tests=str(len(results)),
-        failures=str(everything["failed"]),
-        errors=str(everything["errored"] + everything["unreached"]),
+        failures=str(everything["failure"]),
+        errors=str(everything["error"]),
         skipped=str(everything["skipped"]),
         time=f"{sum(result.duration_sec for result in results):.3f}",
         timestamp=_iso(started_at),
     )
     for capability, members in sorted(suites.items()):
-        counts = Counter(result.outcome for result in members)
+        counts = Counter(_junit_kind(result, check_of(result)) for result in members)
         suite = ElementTree.SubElement(
             root,
             "testsuite",
             name=capability,
             tests=str(len(members)),
-            failures=str(counts["failed"]),
-            errors=str(counts["errored"] + counts["unreached"]),
+            failures=str(counts["failure"]),
+            errors=str(counts["error"]),
             skipped=str(counts["skipped"]),
             time=f"{sum(result.duration_sec for result in members):.3f}",
             timestamp=_iso(started_at),
@@ -153,6 +199,10 @@ def write_junit(
                 time=f"{result.duration_sec:.3f}",
             )
             first = result.message.split("\n")[0]
+            check = check_of(result)
+            if check is not None and check.status is not None:
+                _baselined(case, result, check)
+                continue
             match result.outcome:
                 case "failed":
                     ElementTree.SubElement(case, "failure", message=first).text = result.message
@@ -173,3 +223,21 @@ def write_junit(
                     )
     ElementTree.indent(root)
     stream.write(ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _baselined(case: ElementTree.Element, result: CaseResult, check: CaseCheck) -> None:
+    """A case the baseline speaks of: its note is the message a CI page shows first, the verdict's
+    whole message the text, and a ``baseline`` property says known, new or fixed."""
+    text = f"{check.note}\n\n{result.message}".rstrip()
+    match _junit_kind(result, check):
+        case "skipped":
+            ElementTree.SubElement(case, "skipped", message=check.note).text = text
+        case "failure":
+            ElementTree.SubElement(case, "failure", message=check.note).text = text
+        case "error":
+            ElementTree.SubElement(case, "error", message=check.note).text = text
+        case _:  # not failing, nothing fixed: the baseline has nothing to say (status is None)
+            pass
+    ElementTree.SubElement(case, "properties").append(
+        ElementTree.Element("property", name="baseline", value=str(check.status))
+    )

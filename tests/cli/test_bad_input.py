@@ -46,6 +46,20 @@ HERE = Path(__file__).resolve().parent
             "--corpus: no-such-folder: not a folder",
         ),
         (["drift", "--json", "no-such-folder/d.jsonl"], "--json: no-such-folder/d.jsonl: the folder"),
+        (["run", "--baseline", "missing.yaml"], "--baseline: missing.yaml: cannot read: No such file"),
+        (
+            ["report", "judge", "r.jsonl", "--baseline", "missing.yaml"],
+            "--baseline: missing.yaml: cannot read",
+        ),
+        (
+            ["baseline", "write", "missing.jsonl", "-o", "k.yaml"],
+            "baseline write: missing.jsonl: No such file",
+        ),
+        (["baseline", "write", "missing.jsonl"], "the following arguments are required: -o/--output"),
+        (
+            ["baseline", "write", "r.jsonl", "-o", "no-such-folder/k.yaml"],
+            "--output: no-such-folder/k.yaml: the",
+        ),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else None,
 )

@@ -1,0 +1,79 @@
+"""``pytest --turngate-target T --turngate-baseline known.yaml``: a case the baseline lists is a strict xfail.
+
+A real pytest in a temporary folder, as in tests/cli/test_pytest_plugin.py; the broken target is the
+reference with its gate ignoring ``max_attempt``, behind the command protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+BROKEN = (
+    f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE.parent / 'cli' / 'ignores_max_attempt.py'))}"
+)
+EXCEEDED = "interactive-run-lifecycle/max-attempt/exceeded-fails"
+ONE = "max-attempt/exceeded-fails and codex"
+STATE = {"case": EXCEEDED, "engine": "codex", "check": "state", "sentence": f"{EXCEEDED}#then"}
+ERROR_CODE = {"case": EXCEEDED, "engine": "codex", "check": "error_code", "sentence": f"{EXCEEDED}#and1"}
+
+
+def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-rxXs", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=folder,
+        env=env,
+    )
+
+
+def _baseline(folder: Path, *entries: dict[str, str]) -> str:
+    (folder / "known.yaml").write_text(yaml.safe_dump({"version": 1, "known": list(entries)}), "utf-8")
+    return "--turngate-baseline=known.yaml"
+
+
+def test_a_case_failing_for_its_known_differences_is_an_xfail(tmp_path: Path) -> None:
+    ticket = {**STATE, "reason": "ticket 7"}
+    done = _pytest(tmp_path, "--turngate-target", BROKEN, _baseline(tmp_path, ticket, ERROR_CODE), "-k", ONE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 xfailed" in done.stdout
+    assert f"XFAIL turngate::{EXCEEDED}[codex] - known difference (baseline known.yaml): state" in done.stdout
+    assert "ticket 7" in done.stdout
+
+
+def test_a_known_difference_gone_is_xpass_strict_a_failure(tmp_path: Path) -> None:
+    done = _pytest(
+        tmp_path, "--turngate-target", "reference", _baseline(tmp_path, STATE, ERROR_CODE), "-k", ONE
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "[XPASS(strict)] known difference (baseline known.yaml)" in done.stdout and "1 failed" in done.stdout
+    )
+
+
+def test_a_new_difference_beside_a_known_one_fails_naming_it(tmp_path: Path) -> None:
+    done = _pytest(tmp_path, "--turngate-target", BROKEN, _baseline(tmp_path, STATE), "-k", ONE)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout and "xfailed" not in done.stdout
+    assert f"new, not in the baseline: error_code ({EXCEEDED}#and1)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "content", ["version: 1\nknown: [\n", "version: 1\nknown:\n  - {case: x, engine: codx}\n"]
+)
+def test_a_bad_baseline_is_a_usage_error(tmp_path: Path, content: str) -> None:
+    (tmp_path / "known.yaml").write_text(content, encoding="utf-8")
+    done = _pytest(tmp_path, "--turngate-target", "reference", "--turngate-baseline", "known.yaml", "-k", ONE)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "turngate: --turngate-baseline: known.yaml: " in done.stderr and "Traceback" not in done.stderr
