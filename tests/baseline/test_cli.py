@@ -8,9 +8,6 @@ engines and passes the other, in about a second.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -19,25 +16,13 @@ import yaml
 
 from harness.catalog import CATALOG_DIR
 from harness.report import read_report
+from tests.turngate_cli import turngate as _turngate
 
 EXCEEDED = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 UNBOUNDED = "interactive-run-lifecycle/max-attempt/unbounded-without-max-attempt"
 CASES = ("-k", "max-attempt/exceeded-fails", "-k", "max-attempt/unbounded-without")
 ENGINES = ("--engine", "codex", "--engine", "gemini")
 BROKEN = ("--mutant", "max-attempt-ignored")
-
-
-def _turngate(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "turngate", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-        input=stdin,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.turngate_cli import turngate as run_turngate
 
 ONE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 
@@ -23,14 +23,6 @@ def turngate(tmp_path: Path) -> Turngate:
     def run(
         *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "turngate", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-            cwd=cwd or tmp_path,
-            env={**os.environ, "NO_COLOR": "1", **(env or {})},
-        )
+        return run_turngate(*args, cwd=cwd or tmp_path, env=env)
 
     return run

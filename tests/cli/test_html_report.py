@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness.html_report import ReportColumns, render
+from tests.turngate_cli import turngate as _turngate
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -27,17 +27,6 @@ FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
 )  # fmt: skip
-
-
-def _turngate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "turngate", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-    )
 
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
