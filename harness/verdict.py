@@ -163,6 +163,8 @@ class Checks:
                 if key == "patch" and isinstance(value, Mapping):  # the order and the text, each its own
                     if "order" in value:
                         yield index, "patch.order"
+                    if "modules" in value:
+                        yield index, "patch.modules"
                     if {"contains", "excludes"} & set(value):
                         yield index, "patch.text"
                 if key == "argv" and any("resumed" in want for want in value):
@@ -778,12 +780,24 @@ def _check_patch(expected: Mapping[str, Any], patch: str | None, *, modules_name
     from harness.reference.patch import PATCH_BANNER, patch_sections
 
     added = patch.split(PATCH_BANNER, 1)[1] if PATCH_BANNER in patch else ""
-    # The order (003's fixed module order) and the text (what a module must or must not say) are
-    # backed by different sentences: ``patch.order`` and ``patch.text`` in a scenario's by-map.
+    # The order (003's fixed module order), the modules present, and the text (what a module must or
+    # must not say) are backed by different sentences: ``patch.order``, ``patch.modules`` and
+    # ``patch.text`` in a scenario's by-map.
     if "order" in expected and not modules_named:
         yield _Miss("patch.order", {"order": expected["order"]}, None, unseen=_UNNAMED_MODULES)
     elif "order" in expected and list(patch_sections(patch)) != list(expected["order"]):
         yield _Miss("patch.order", {"order": expected["order"]}, list(patch_sections(patch)))
+    # Which modules are there at all (a mode module present or absent), apart from their order: a
+    # server that orders its modules otherwise still shows the right mode module.
+    if "modules" in expected and not modules_named:
+        yield _Miss("patch.modules", dict(expected["modules"]), None, unseen=_UNNAMED_MODULES)
+    elif "modules" in expected:
+        named = list(patch_sections(patch))
+        wanted = expected["modules"]
+        absent = [module for module in wanted.get("includes", ()) if module not in named]
+        present = [module for module in wanted.get("excludes", ()) if module in named]
+        if absent or present:
+            yield _Miss("patch.modules", {"includes": absent, "excludes": present}, named)
     missing = [text for text in expected.get("contains", ()) if text not in added]
     unwanted = [text for text in expected.get("excludes", ()) if text in added]
     if missing or unwanted:

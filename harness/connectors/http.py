@@ -225,8 +225,12 @@ class HttpConnector:
         status, answer = self._call("POST", path, json=body, retry_reset=True)  # idempotency key: safe
         if status == 200 and isinstance(answer, Mapping):
             accepted = bool(answer.get("accepted", True))
+            # A server that answers with the state it moved the job to ("queued", "running") has left
+            # this wait: a later wait is a new one even when it shows the same interaction id, as a
+            # server taking the id from the engine's hint does when the engine repeats it.
+            moved_on = isinstance(answer.get("status"), str) and answer.get("status") != "waiting_user"
             if accepted:
-                self._replied_to = interaction_id
+                self._replied_to = None if moved_on else interaction_id
             return ReplyResult(accepted, None)
         if status == 409:
             return ReplyResult(False, error_code(answer))
@@ -362,6 +366,7 @@ class HttpConnector:
         if state in TERMINAL or (self._slots_filled and state == "queued"):  # waits for a slot held
             return True
         if state != "waiting_user":
+            self._replied_to = None  # the job left the wait the reply answered: any wait now is new
             return False
         # A reply the server accepted but has not acted on yet still shows the old interaction.
         return self._replied_to is None or status.get("pending_interaction_id") != self._replied_to

@@ -663,7 +663,8 @@ _ALL: Final = (
     ),
     _mutant(
         "interactive-patch-with-auto",
-        (f"{TURN}/skill-patch-order/mode-exclusive#and1",),
+        # "only the interactive module" (#then) as much as "not the auto module" (#and1)
+        (f"{TURN}/skill-patch-order/mode-exclusive#then", f"{TURN}/skill-patch-order/mode-exclusive#and1"),
         "interactive runs get the auto mode module as well as the interactive one",
         Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=True))),
     ),

@@ -251,3 +251,22 @@ def test_a_bad_audit_source_names_the_field_and_value(tmp_path: Path) -> None:
             {"base_url": "http://127.0.0.1:1", "scripts_dir": str(tmp_path), "audit_source": {"path": "/x"}},
             None,
         )
+
+
+def test_a_new_wait_under_the_same_interaction_id_settles(tmp_path: Path) -> None:
+    """A server whose reply answer says it moved the job on ("queued") has left the wait: the wait
+    that follows is new although it shows the same pending id, as at Skill-Runner 4cb89ba when the
+    engine repeats its hint's id. Without this the connector waited for a change that never comes."""
+    case = setup(tmp_path)
+    with (
+        serve(Behaviour(waits_again=2)) as (url, _mini),
+        connected(url, tmp_path, settle_timeout_sec=30) as connector,
+    ):
+        connector.start(case)
+        connector.settle()
+        states = []
+        for _ in range(3):
+            assert connector.reply("Formal", 1).accepted
+            connector.settle()
+            states.append(connector.observe().state)
+    assert states == ["waiting_user", "waiting_user", "succeeded"]

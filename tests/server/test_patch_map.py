@@ -93,6 +93,8 @@ def test_a_learned_map_fails_a_patch_whose_mode_module_comes_first(engines: Path
     order = found["interactive-engine-turn-protocol/skill-patch-order/patch-order-fixed"]
     assert [(item["severity"], item["authority"]) for item in order] == [("failed", ORDER_SENTENCE)]
     assert order[0]["actual"][0] == "interactive-mode"
+    # the right mode module, in the wrong place: the order's sentence alone breaks, not mode-exclusive
+    assert found["interactive-engine-turn-protocol/skill-patch-order/mode-exclusive"] == []
 
 
 def test_without_a_map_the_order_is_unverified_never_failed(seed_order: str, engines: Path) -> None:

@@ -56,6 +56,9 @@ class Behaviour:
     # Skill-Runner serves it: "agrees" with the run's course, "drifts" (finds a marker in a turn the
     # run waited after), or None (no such endpoint).
     audit: str | None = None
+    # This many replies lead to another wait under the same pending id 1, as a server numbering its
+    # waits by the engine's hint does when the engine repeats the hint's id (Skill-Runner 4cb89ba).
+    waits_again: int = 0
 
 
 # A runtime patch in words that are not turngate's: each module recognisable only by what it says.
@@ -75,6 +78,7 @@ class Job:
     status: str
     events: list[dict[str, Any]] = field(default_factory=list)
     data: dict[str, Any] | None = None
+    replies: int = 0
 
 
 class Miniature:
@@ -244,7 +248,12 @@ class Miniature:
         body = await request.json()
         if job.status != "waiting_user" or body.get("interaction_id") != 1:
             return JSONResponse({"detail": "stale interaction"}, status_code=409)
-        self._complete(job, attempt=2)
+        job.replies += 1
+        if job.replies <= self.behaviour.waits_again:
+            prompt = {"interaction_id": 1, "prompt": "Which style?"}
+            job.events.append(_fcmp("user.input.required", prompt, attempt=job.replies + 1))
+            return JSONResponse({"status": "queued", "accepted": True})
+        self._complete(job, attempt=job.replies + 1)
         return JSONResponse({"status": "queued", "accepted": True})
 
     async def cancel(self, request: Request) -> Response:
