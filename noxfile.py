@@ -21,7 +21,7 @@ def tests(session: nox.Session) -> None:
     session.run("bash", "scripts/ensure-chromium", external=True)
     # Bytecode for every process the tests start (the CLI, turngate serve, xdist workers): with
     # PYTHONDONTWRITEBYTECODE set, as on these machines, each would compile the package again.
-    session.run("python", "-m", "compileall", "-q", "harness", "fake_engines")
+    session.run("python", "-m", "compileall", "-q", "turngate")
     # One worker more than there are cores: the tests marked mostly_waiting go first and wait a
     # minute on real time, and the other workers keep every core busy meanwhile. worksteal: an idle
     # worker takes queued tests over from a busy one.
@@ -39,7 +39,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy, strict on harness/ and fake_engines/ (configured in pyproject.toml)."""
+    """mypy, strict on turngate/ (configured in pyproject.toml)."""
     session.install("-e", ".[dev]")
     session.run("mypy")
 
@@ -48,7 +48,7 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks; figures go to bench-results.json (never timed tests)."""
     session.install("-e", ".")
-    session.run("python", "-m", "harness.bench", "--out", "bench-results.json", *session.posargs)
+    session.run("python", "-m", "turngate.tools.bench", "--out", "bench-results.json", *session.posargs)
 
 
 @nox.session
@@ -82,7 +82,7 @@ def verify_server(session: nox.Session) -> None:
 def fuzz(session: nox.Session) -> None:
     """Fuzzing: 10^5 mutated corpus streams per engine (`-- --streams N`); figures to fuzz-results.json."""
     session.install("-e", ".")
-    session.run("python", "-m", "harness.fuzz", "--out", "fuzz-results.json", *session.posargs)
+    session.run("python", "-m", "turngate.tools.fuzz", "--out", "fuzz-results.json", *session.posargs)
 
 
 @nox.session(name="real-engines")
@@ -114,9 +114,7 @@ def sensitivity(session: nox.Session) -> None:
     """Catalog alone vs catalog + exploration, per broken implementation (the spec mutants); the
     table goes to sensitivity.json and docs/exploration.md's figures come from it."""
     session.install("-e", ".")
-    session.run(
-        "python", "-m", "harness.exploration.sensitivity", "--out", "sensitivity.json", *session.posargs
-    )
+    session.run("python", "-m", "turngate.tools.sensitivity", "--out", "sensitivity.json", *session.posargs)
 
 
 @nox.session

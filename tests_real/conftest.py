@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.realengines.lock import Pin, default_cache, read_lock
+from turngate.engines.real.lock import Pin, default_cache, read_lock
 
 
 def installed(pin: Pin) -> Pin:

@@ -7,12 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from fake_engines.install import install as install_fakes
-from harness.modelserver.server import ModelServer
-from harness.realengines.fidelity import FIDELITY_SCRIPTS, VARIANTS, Script, compare, load_script_yaml, play
-from harness.realengines.install import write_launchers
-from harness.realengines.lock import Pin, select
 from tests_real.conftest import PINS, installed
+from turngate.engines.fake.install import install as install_fakes
+from turngate.engines.modelserver.endpoint import ModelServer
+from turngate.engines.real.install import write_launchers
+from turngate.engines.real.lock import Pin, select
+from turngate.tools.realengines.fidelity import (
+    FIDELITY_SCRIPTS,
+    VARIANTS,
+    Script,
+    compare,
+    load_script_yaml,
+    play,
+)
 
 FIDELITY = [
     Script(doc["case"], "fidelity", doc, ("codex", "gemini", "opencode"))
@@ -25,8 +32,8 @@ FIDELITY = [
 def test_every_difference_from_the_fake_is_a_named_variant(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
 ) -> None:
-    from fake_engines.argv.codex import EMULATED_VERSIONS
-    from harness.realengines.fidelity import Difference, classify
+    from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
+    from turngate.tools.realengines.fidelity import Difference, classify
 
     installed(pin)
     scripts = tmp_path / "scripts"
@@ -98,10 +105,10 @@ def test_codex_version_lines_match_the_emulation(version: str, tmp_path: Path, c
 def test_the_reference_runs_a_resumed_interactive_run_on_the_real_cli(
     pin: Pin, tmp_path: Path, cache: Path
 ) -> None:
-    from harness.catalog import load_catalog
-    from harness.connectors.reference import ReferenceConnector
-    from harness.realengines.caseengines import RealEngines
-    from harness.runner import run_case
+    from turngate.engines.real.caseengines import RealEngines
+    from turngate.implementations.reference_connector import ReferenceConnector
+    from turngate.judge.catalog import load_catalog
+    from turngate.judge.runner import run_case
 
     installed(pin)
     (scenario,) = [s for s in load_catalog() if s.id == "design/decision-5/backend-pending-baseline"]

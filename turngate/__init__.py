@@ -1,10 +1,3 @@
-"""``python -m turngate``: the ``turngate`` command under the name people type.
+"""turngate: conformance harness for the interactive run lifecycle of skill-run orchestrators."""
 
-The code lives in the ``harness`` package; this name only forwards to it, so
-the command, ``python -m turngate`` and the distribution share one name
-without renaming every module.
-"""
-
-from harness import __version__
-
-__all__ = ["__version__"]
+__version__ = "0.1.0"

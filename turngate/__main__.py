@@ -1,5 +1,5 @@
 """``python -m turngate ...`` is ``turngate ...``."""
 
-from harness.cli import main
+from turngate.cli.main import main
 
 raise SystemExit(main())

@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from harness.catalog import CATALOG_DIR
-from harness.report import read_report
 from tests.turngate_cli import turngate as _turngate
+from turngate.judge.catalog import CATALOG_DIR
+from turngate.judge.report import read_report
 
 EXCEEDED = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 UNBOUNDED = "interactive-run-lifecycle/max-attempt/unbounded-without-max-attempt"

@@ -1,4 +1,4 @@
-"""harness/baseline.py on its own: what a run's cases are against known differences, and the file.
+"""turngate/judge/baseline.py on its own: what a run's cases are against known differences, and the file.
 
 No run here: the cases are built as a report records them (outcome and differences), so each rule
 of the matching has a test of its own; tests/baseline/test_cli.py runs the real thing.
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.baseline import (
+from turngate.cli.conformance import BAD
+from turngate.judge.baseline import (
     FAILING,
     SCHEMA_PATH,
     Baseline,
@@ -26,8 +27,7 @@ from harness.baseline import (
     read_baseline,
     render_baseline,
 )
-from harness.catalog import ENGINES
-from harness.conformance import BAD
+from turngate.judge.catalog import ENGINES
 
 CASE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 THEN = f"{CASE}#then"

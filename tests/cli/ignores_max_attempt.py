@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.cmdproto.example import main
-from harness.reference import gate
+from turngate.implementations.command_example import main
+from turngate.implementations.reference import gate
 
 _decide = gate.decide
 gate.decide = lambda evidence: _decide(dataclasses.replace(evidence, max_attempt=None))

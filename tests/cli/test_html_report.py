@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.html_report import ReportColumns, render
 from tests.turngate_cli import turngate as _turngate
+from turngate.judge.html_report import ReportColumns, render
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")

@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from harness.report import read_report
+from turngate.judge.report import read_report
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -17,10 +17,10 @@ import pexpect
 import pytest
 from rich.console import Console
 
-from harness.catalog import CATALOG_DIR
-from harness.conformance import summary
-from harness.runner import CaseResult
 from tests.cli.conftest import ONE, Turngate
+from turngate.cli.conformance import summary
+from turngate.judge.catalog import CATALOG_DIR
+from turngate.judge.runner import CaseResult
 
 HERE = Path(__file__).resolve().parent
 

@@ -65,8 +65,8 @@ def test_the_installed_command_runs_the_shipped_catalog_from_outside_the_checkou
     where = _run(
         installed / "python",
         "-c",
-        "import harness, harness.catalog as c, harness.drift.sources as s;"
-        "print(harness.__file__); print(c.CATALOG_DIR); print(s.CORPUS_DIR)",
+        "import turngate, turngate.judge.catalog as c, turngate.tools.drift.sources as s;"
+        "print(turngate.__file__); print(c.CATALOG_DIR); print(s.CORPUS_DIR)",
         cwd=tmp_path,
         env=_env(),
     )

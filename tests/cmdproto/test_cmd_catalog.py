@@ -11,9 +11,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from harness.catalog import load_catalog
-from harness.runner import cases, run_all
-from harness.targets import parse_target
+from turngate.judge.catalog import load_catalog
+from turngate.judge.runner import cases, run_all
+from turngate.judge.targets import parse_target
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
@@ -22,7 +22,7 @@ GOLDEN = ROOT / "golden"
 def test_the_whole_catalog_over_the_command_protocol_gives_the_in_process_records() -> None:
     """The protocol carries engine-neutral values: the whole catalog on codex and gemini, every
     engine's stream hazards (the in-process goldens pin the rest per engine)."""
-    target = parse_target(f"cmd:{shlex.quote(sys.executable)} -m harness.cmdproto.example")
+    target = parse_target(f"cmd:{shlex.quote(sys.executable)} -m turngate.implementations.command_example")
     planned = [
         (scenario, engine)
         for scenario, engine in cases(load_catalog(ROOT / "scenarios"), None)

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import Scenario, load_catalog
-from harness.connectors.base import Observation
-from harness.connectors.command import CommandConnector, command_connector
-from harness.connectors.reference import ReferenceConnector
-from harness.runner import run_case
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.catalog import Scenario, load_catalog
+from turngate.judge.connectors.command import CommandConnector, command_connector
+from turngate.judge.runner import run_case
+from turngate.protocol.connector import Observation
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLS = Path(__file__).resolve().parent / "impls"
 CATALOG = {scenario.id: scenario for scenario in load_catalog(ROOT / "scenarios")}
-EXAMPLE = f"{shlex.quote(sys.executable)} -m harness.cmdproto.example"
+EXAMPLE = f"{shlex.quote(sys.executable)} -m turngate.implementations.command_example"
 PLAIN = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 REPRESENTATIVE = (
     PLAIN,  # events, history
@@ -87,7 +87,7 @@ def test_a_crash_is_errored_with_the_exit_code_and_stderr_and_the_next_case_gets
     outcome, message = run(CATALOG[PLAIN], "codex", crashing)
     assert outcome == "errored"
     assert message.startswith(
-        "harness.connectors.command.CommandProtocolError: implementation exited with code 3"
+        "turngate.judge.connectors.command.CommandProtocolError: implementation exited with code 3"
     )
     assert "stderr tail: crashing on purpose at run.start" in message
     crashing.close()  # again, after the runner's own close: still quiet
@@ -141,7 +141,7 @@ def test_an_error_answer_errors_the_case_but_keeps_the_process(tmp_path: Path) -
     outcome, message = run(CATALOG[PLAIN], "codex", refusing)
     assert outcome == "errored"
     assert message.startswith(
-        "harness.connectors.command.ImplementationError: implementation could not perform run.start "
+        "turngate.judge.connectors.command.ImplementationError: implementation could not perform run.start "
         "[no-engine]: this engine is not installed here"
     )
     following = command_connector(command)
@@ -156,7 +156,7 @@ def test_a_command_that_cannot_start_leaves_the_case_unreached_with_the_reason()
     assert outcome == "unreached"
     first_line = message.split("\n")[0]
     assert first_line.startswith(
-        "harness.connectors.command.TargetUnreachable: the implementation did not start: "
+        "turngate.judge.connectors.command.TargetUnreachable: the implementation did not start: "
         "implementation exited with code 127 (stderr tail: "
     )
     assert "not found" in message
@@ -167,15 +167,15 @@ def test_a_refused_handshake_leaves_the_case_unreached_and_the_process_killed() 
     outcome, message = run(CATALOG[PLAIN], "gemini", connector)
     assert outcome == "unreached"
     assert message.startswith(
-        "harness.connectors.command.TargetUnreachable: the implementation did not start: the handshake "
-        "was refused: implementation could not perform start: no licence for this machine"
+        "turngate.judge.connectors.command.TargetUnreachable: the implementation did not start: the"
+        " handshake was refused: implementation could not perform start: no licence for this machine"
     )
 
 
 def test_the_implementations_are_stopped_when_python_exits(tmp_path: Path) -> None:
     program = textwrap.dedent(
         f"""
-        from harness.connectors.command import command_connector
+        from turngate.judge.connectors.command import command_connector
         print(command_connector({EXAMPLE!r}).pid, flush=True)
         """
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.connectors.command import CommandProtocolError, _Process
+from turngate.judge.connectors.command import CommandProtocolError, _Process
 
 HANDSHAKE = """
     import json, os, sys, time

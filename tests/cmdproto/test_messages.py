@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.cmdproto import (
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.protocol.command import (
     KNOWN_CAPABILITIES,
     REQUEST_COMMANDS,
     ProtocolError,
@@ -16,7 +17,6 @@ from harness.cmdproto import (
     check_response,
     schema,
 )
-from harness.connectors.reference import ReferenceConnector
 
 CASE: dict[str, Any] = {
     "case_id": "greet__codex",
@@ -77,7 +77,7 @@ RESPONSES: dict[str, dict[str, Any]] = {
 
 
 def test_the_shipped_schemas_are_valid_draft_2020_12_package_data() -> None:
-    folder = files("harness.cmdproto") / "schemas"
+    folder = files("turngate.protocol.command") / "schemas"
     assert sorted(item.name for item in folder.iterdir() if item.name.endswith(".json")) == [
         "request.schema.json",
         "response.schema.json",

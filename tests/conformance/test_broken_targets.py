@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from harness import readers
-from harness.catalog import load_catalog
-from harness.reference import gate, lifecycle, output, slots, turn
-from harness.reference.marker import MarkerEvidence, find_markers
-from harness.runner import connector_for, run_case
+from turngate.engines import readers
+from turngate.implementations.reference import gate, lifecycle, output, slots, turn
+from turngate.implementations.reference.marker import MarkerEvidence, find_markers
+from turngate.judge.catalog import load_catalog
+from turngate.judge.runner import connector_for, run_case
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 

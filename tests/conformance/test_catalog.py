@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import CATALOG_DIR, CatalogError, load_catalog
-from harness.catalog.spec import SPEC_DIR, SPEC_IDS
+from turngate.judge.catalog import CATALOG_DIR, CatalogError, load_catalog
+from turngate.judge.catalog.spec import SPEC_DIR, SPEC_IDS
 
 CATALOG = load_catalog()
 BY_ID = {scenario.id: scenario for scenario in CATALOG}

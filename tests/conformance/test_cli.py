@@ -10,9 +10,9 @@ from xml.etree import ElementTree
 
 import pytest
 
-from harness.catalog import CATALOG_DIR
-from harness.cli import main
-from harness.report import ReportError, read_report
+from turngate.cli.main import main
+from turngate.judge.catalog import CATALOG_DIR
+from turngate.judge.report import ReportError, read_report
 
 ONE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 
@@ -53,7 +53,11 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _turngate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "turngate.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

@@ -17,8 +17,8 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SnapshotIndex
 
-from harness.catalog import load_catalog
-from harness.runner import cases, connector_for, run_case
+from turngate.judge.catalog import load_catalog
+from turngate.judge.runner import cases, connector_for, run_case
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = cases(load_catalog(), None)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.connectors.reference import ReferenceConnector
-from harness.runner import _calls, _slots_held, cases, run_all, run_case
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.catalog import load_catalog
+from turngate.judge.runner import _calls, _slots_held, cases, run_all, run_case
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 STICKY = "interactive-run-lifecycle/waiting-slot-policy/sticky-keeps-slot"

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from harness.catalog import CATALOG_DIR, CatalogError, load_catalog
-from harness.cli import main
-from harness.decision_record import OBSERVED_FORMAT
-from harness.report import read_report
-from harness.verdict import Checks, judge
+from turngate.cli.main import main
+from turngate.judge.catalog import CATALOG_DIR, CatalogError, load_catalog
+from turngate.judge.catalog.checks import Checks
+from turngate.judge.decision_record import OBSERVED_FORMAT
+from turngate.judge.report import read_report
+from turngate.judge.verdict import judge
 
 WAITING = "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#then"
 PENDING = "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#and1"
@@ -214,8 +215,8 @@ def test_a_reading_cites_its_own_words() -> None:
 
 
 def test_a_connector_says_what_it_cannot_show_through_the_observation() -> None:
-    from harness.connectors.base import Observation
-    from harness.decision_record import Placeholders, observed_step
+    from turngate.judge.decision_record import Placeholders, observed_step
+    from turngate.protocol.connector import Observation
 
     def step_of(extra: dict[str, Any]) -> dict[str, Any]:
         seen = Observation("waiting_user", None, (), None, None, None, None, history=None, extra=extra)

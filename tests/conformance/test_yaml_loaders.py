@@ -1,6 +1,6 @@
 """Every shipped YAML file reads the same with libyaml and with PyYAML's pure-Python loader.
 
-harness/data_yaml.py prefers libyaml and falls back to the pure-Python loader where it is missing;
+turngate/base/data_yaml.py prefers libyaml and falls back to the pure-Python loader where it is missing;
 the two disagree on some plain scalars (a flow mapping value ending in ``?``), so a file one of them
 refuses would break the catalog on a platform without libyaml.
 """
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = sorted(path for folder in ("scenarios", "harness") for path in (ROOT / folder).rglob("*.yaml"))
+FILES = sorted(path for folder in ("scenarios", "turngate") for path in (ROOT / folder).rglob("*.yaml"))
 
 
 @pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="libyaml is not installed here")

@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.catalog import load_catalog
-from harness.catalog.sentences import sentences
-from harness.cli import main
-from harness.coverage import (
+from turngate.cli.main import main
+from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog.sentences import sentences
+from turngate.tools.coverage import (
     ANY,
     SCOPE_PATH,
     SCOPE_SCHEMA_PATH,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.drift.capture import Capture
-from harness.drift.sources import FakeEngines
+from turngate.tools.drift.capture import Capture
+from turngate.tools.drift.sources import FakeEngines
 
 Play = Callable[..., Capture]
 

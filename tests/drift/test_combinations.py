@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.drift.drift import reference_decider
-from harness.drift.mutators import MUTATORS
-from harness.drift.sources import corpus_captures
+from turngate.tools.drift.mutators import MUTATORS
+from turngate.tools.drift.sources import corpus_captures
+from turngate.tools.drift.sweep import reference_decider
 
 CAPTURES = corpus_captures()
 IRRELEVANT = [m for m in MUTATORS if m.aspect == "decision"]

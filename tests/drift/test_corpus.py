@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from harness.drift.drift import drift
-from harness.drift.replay import as_json, replay
-from harness.drift.sources import CORPUS_DIR, corpus_captures
+from turngate.tools.drift.gate_replay import as_json, replay
+from turngate.tools.drift.sources import CORPUS_DIR, corpus_captures
+from turngate.tools.drift.sweep import drift
 
 CAPTURES = corpus_captures(CORPUS_DIR)
 

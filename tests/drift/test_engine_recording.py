@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fake_engines.install import install
-from harness.cli import main
-from harness.drift.capture import load_capture
-from harness.drift.engine_recording import SCRUB_PATTERNS, scrub
-from harness.drift.replay import replay
+from turngate.cli.main import main
+from turngate.engines.fake.install import install
+from turngate.tools.drift.capture import load_capture
+from turngate.tools.drift.engine_recording import SCRUB_PATTERNS, scrub
+from turngate.tools.drift.gate_replay import replay
 
 
 def cli(*argv: str) -> int:

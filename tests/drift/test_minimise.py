@@ -9,18 +9,25 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.catalog import load_catalog
-from harness.cli import main
-from harness.drift.capture import Capture, load_capture
-from harness.drift.drift import Seen, drift, reference_decider
-from harness.drift.minimise import ddmin, lines_of, minimise, rebuild, scenario_document, write_scenario
-from harness.drift.mutators import BY_NAME
-from harness.drift.play import target_decider
-from harness.drift.replay import replay
-from harness.drift.sources import CORPUS_DIR, corpus_captures
-from harness.runner import run_case
-from harness.targets import parse_target
 from tests.drift.conftest import QUESTION, Play
+from turngate.cli.main import main
+from turngate.judge.catalog import load_catalog
+from turngate.judge.runner import run_case
+from turngate.judge.targets import parse_target
+from turngate.tools.drift.capture import Capture, load_capture
+from turngate.tools.drift.field_play import target_decider
+from turngate.tools.drift.gate_replay import replay
+from turngate.tools.drift.minimise import (
+    ddmin,
+    lines_of,
+    minimise,
+    rebuild,
+    scenario_document,
+    write_scenario,
+)
+from turngate.tools.drift.mutators import BY_NAME
+from turngate.tools.drift.sources import CORPUS_DIR, corpus_captures
+from turngate.tools.drift.sweep import Seen, drift, reference_decider
 
 ECHO = CORPUS_DIR / "codex" / "marker-echo-in-tool-output"
 
@@ -79,7 +86,7 @@ def test_a_wrong_decision_is_shrunk_to_a_scenario_the_reference_passes(tmp_path:
 
 
 def test_a_mutation_the_broken_gate_gets_wrong_is_written_as_a_scenario(tmp_path: Path, play: Play) -> None:
-    from harness.drift.cli import _minimise_disagreements
+    from turngate.cli.drift import _minimise_disagreements
 
     captures = [play("codex", QUESTION)]
     results = drift(captures, decider=naive_gate, mutators=[BY_NAME["marker-in-tool-result"]])

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drift.drift import DriftResult, drift
-from harness.drift.mutators import BY_NAME, MUTATORS
 from tests.drift.conftest import DONE, QUESTION, Play
+from turngate.tools.drift.mutators import BY_NAME, MUTATORS
+from turngate.tools.drift.sweep import DriftResult, drift
 
 # (mutator, engine, gemini mode, capture, decision before, decision after); decisions are state[/error].
 CASES = [
@@ -98,7 +98,7 @@ def test_mutators_are_pure(play: Play) -> None:
 
 
 def test_a_capture_nested_too_deep_is_not_an_object_and_no_recursion_error() -> None:
-    from harness.drift.mutators import _json_objects, _obj
+    from turngate.tools.drift.mutators import _json_objects, _obj
 
     deep = "[" * 100_000 + "]" * 100_000
     assert _obj(deep.encode()) is None

@@ -7,9 +7,9 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from harness.cli import main
-from harness.drift.replay import as_json, replay
 from tests.drift.conftest import DONE, QUESTION, Play
+from turngate.cli.main import main
+from turngate.tools.drift.gate_replay import as_json, replay
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -84,7 +84,7 @@ def test_a_fake_engine_call_log_replays_the_bytes_it_wrote(tmp_path: Path, monke
 
     import yaml
 
-    from fake_engines.install import install
+    from turngate.engines.fake.install import install
 
     install(tmp_path / "bin")
     (tmp_path / "scripts").mkdir()

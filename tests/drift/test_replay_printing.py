@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.drift.capture import Capture
-from harness.drift.replay import printable, printable_json, render, replay
+from turngate.tools.drift.capture import Capture
+from turngate.tools.drift.gate_replay import printable, printable_json, render, replay
 
 HOSTILE_REPLY = "Hi \x1b[31mred\x1b[0m \x9b2J \u202eevil\u202c bell\x07 nul\x00 del\x7f"
 LINES = [

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.catalog import load_catalog
-from harness.exploration.explorer import explore, save
-from harness.exploration.plans import ENGINES
-from harness.mutants.registry import mutant_named
-from harness.runner import run_case
-from harness.targets import Target, parse_target
-from harness.variants import VARIANTS
+from turngate.implementations.mutants.registry import mutant_named
+from turngate.implementations.variants import VARIANTS
+from turngate.judge.catalog import load_catalog
+from turngate.judge.exploration.explorer import explore, save
+from turngate.judge.exploration.plans import ENGINES
+from turngate.judge.runner import run_case
+from turngate.judge.targets import Target, parse_target
 
 REFERENCE = parse_target("reference")
 CAPABILITIES = REFERENCE.connector().capabilities
@@ -72,7 +72,11 @@ def test_a_target_without_a_capability_is_never_asked_for_it() -> None:
 
 def _turngate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "turngate.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from fake_engines.argv import codex, gemini, iflow, opencode
-from fake_engines.invocation import Invocation, UsageError
+from turngate.engines.fake.argv import codex, gemini, iflow, opencode
+from turngate.engines.fake.invocation import Invocation, UsageError
 
 PARSERS = {"codex": codex, "gemini": gemini, "iflow": iflow, "opencode": opencode}
 CLAP_HINT = "For more information, try '--help'.\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fake_engines.argv import codex
-from fake_engines.invocation import UsageError
+from turngate.engines.fake.argv import codex
+from turngate.engines.fake.invocation import UsageError
 
 REAL_0_169_EXEC_REFUSAL = (
     "error: unexpected argument '--full-auto' found\n\n"
@@ -78,7 +78,7 @@ def test_version_lines_name_the_emulated_build(version: str) -> None:
 
 
 def test_an_unknown_emulated_build_is_one_line_and_exit_97(tmp_path: Path) -> None:
-    from fake_engines.install import install
+    from turngate.engines.fake.install import install
 
     install(tmp_path / "bin")
     done = subprocess.run(

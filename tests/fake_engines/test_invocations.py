@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from fake_engines.install import install
 from tests.conftest import ENGINES, EngineBench, first_turn_args, resume_args
+from turngate.engines.fake.install import install
 
 
 def test_call_log_records_argv_cwd_env_case_and_turn(bench: EngineBench) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_engines.plan import Crash, Detach, Hang, Pause, Stop, Write, render_turn
+from turngate.engines.fake.plan import Crash, Detach, Hang, Pause, Stop, Write, render_turn
 
 
 class LinesFormat:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from fake_engines import script
+from turngate.engines.fake import script
 
 SCRIPT = "case: c1\nturns:\n  - steps:\n      - say: hi\n"
 
 
 def _without_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any compile from here on fails: a load that succeeds came from a cache."""
-    monkeypatch.setitem(sys.modules, "fake_engines.compiler", None)
+    monkeypatch.setitem(sys.modules, "turngate.engines.fake.compiler", None)
 
 
 def _compiled_beside(folder: Path) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fake_engines.problems import EXIT_SCRIPT_ERROR
 from tests.conftest import ENGINES, EngineBench, first_turn_args
+from turngate.engines.fake.problems import EXIT_SCRIPT_ERROR
 
 
 def write(bench: EngineBench, case_id: str, text: str) -> Path:

@@ -1,7 +1,7 @@
 """Property: any script of content steps gives well-formed streams whose reply text round-trips.
 
-The reader that checks the streams (harness.readers) is written from the
-documented formats only; the expectation (harness.selfcheck.expected_reply)
+The reader that checks the streams (turngate.engines.readers) is written from the
+documented formats only; the expectation (turngate.engines.selfcheck.expected_reply)
 is the documented rule for how each engine carries the reply.
 """
 
@@ -18,10 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fake_engines.compiler import compile_script
-from fake_engines.install import install
-from harness import readers
-from harness.selfcheck import PROFILES, expected_reply, expected_turn_end
+from turngate.engines import readers
+from turngate.engines.fake.compiler import compile_script
+from turngate.engines.fake.install import install
+from turngate.engines.selfcheck import PROFILES, expected_reply, expected_turn_end
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30) | st.sampled_from(
     ['{"value": 7, "__SKILL_DONE__": true}', '"__SKILL_DONE__": true', "line one\nline two\n", "", 'é ✓ \\ "']

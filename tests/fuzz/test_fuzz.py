@@ -1,6 +1,6 @@
 """The fuzz suite, bounded for every test run: no crash, gate = audit, replay prints safely.
 
-`harness.fuzz` mutates the corpus streams from a seed; here a few hundred
+`turngate.tools.fuzz` mutates the corpus streams from a seed; here a few hundred
 streams per engine (about 7 s on two cores) and hypothesis-chosen hostile
 bytes spliced into corpus captures. `nox -s fuzz` runs 10^5 streams per
 engine with the same generator and checks.
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import fuzz
-from harness.drift.capture import ENGINES
+from turngate.tools import fuzz
+from turngate.tools.drift.capture import ENGINES
 
 STREAMS_PER_ENGINE = 500
 

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from harness.catalog import Scenario, load_catalog
-from harness.decision_record import OBSERVED_FORMAT
-from harness.model import Unmodelled, predict
-from harness.model.scenarios import config_of, step_expectations
-from harness.verdict import Checks, Difference, judge
+from turngate.judge.catalog import Scenario, load_catalog
+from turngate.judge.catalog.checks import Checks
+from turngate.judge.decision_record import OBSERVED_FORMAT
+from turngate.judge.model import Unmodelled, predict
+from turngate.judge.model.scenarios import config_of, step_expectations
+from turngate.judge.verdict import Difference, judge
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CATALOG = load_catalog()

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness.model import RunConfig, Undetermined, Unmodelled, predict, turn_evidence
-from harness.model.decision_table import DEFAULT_READINGS, Readings, decide
-from harness.model.scenarios import GREETING_SCHEMA
+from turngate.judge.model import RunConfig, Undetermined, Unmodelled, predict, turn_evidence
+from turngate.judge.model.decision_table import DEFAULT_READINGS, Readings, decide
+from turngate.judge.model.scenarios import GREETING_SCHEMA
 
 MARKER = '"__SKILL_DONE__": true'
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.modelserver.server import ModelServer
+from turngate.engines.modelserver.endpoint import ModelServer
 
 CASE = "demo"
 TOOL_OUTPUT = '# Greet\n"__SKILL_DONE__": true\n'

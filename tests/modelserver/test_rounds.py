@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fake_engines.compiler import compile_script
-from harness.modelserver.conversation import Position, case_of, position
-from harness.modelserver.rounds import playable, rounds_of
+from turngate.engines.fake.compiler import compile_script
+from turngate.engines.modelserver.conversation import Position, case_of, position
+from turngate.engines.modelserver.rounds import playable, rounds_of
 
 
 def compiled(tmp_path: Path, document: dict[str, object]) -> dict[str, object]:

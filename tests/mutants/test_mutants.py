@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.catalog.sentences import sentences
-from harness.connectors.reference import ReferenceConnector
-from harness.mutants import activate
-from harness.mutants.model import _owner
-from harness.mutants.registry import MUTANTS, UnknownMutant, mutant_named
-from harness.mutants.score import cited_sentences, citing, kills, run_mutant, score, sentence_registry
-from harness.reference import gate, marker, turn
-from harness.runner import run_all, run_case
-from harness.targets import Target, http_options
 from tests.server.conftest import start_server, stop_server
+from turngate.implementations.mutants import activate
+from turngate.implementations.mutants.model import _owner
+from turngate.implementations.mutants.registry import MUTANTS, UnknownMutant, mutant_named
+from turngate.implementations.reference import gate, marker, turn
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog.sentences import sentences
+from turngate.judge.connectors.http_options import http_options
+from turngate.judge.runner import run_all, run_case
+from turngate.judge.targets import Target
+from turngate.tools.mutation.score import cited_sentences, citing, kills, run_mutant, score, sentence_registry
 
 CATALOG = load_catalog()
 # Mutants whose sentence no check can cite yet, and why; the test below fails once one can.
@@ -131,7 +132,7 @@ def test_an_unknown_mutant_is_one_line_naming_it() -> None:
 
 
 def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from turngate.cli.main import main
 
     case = "engine-format/tool-echo/codex"
     assert main(["run", "-k", case, "--engine", "codex", "--jobs", "1"]) == 0
@@ -164,7 +165,7 @@ def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_pa
 
 
 def test_a_sentence_listed_without_a_mutant_has_none_and_is_a_normative_one() -> None:
-    from harness.mutants.registry import WITHOUT_A_MUTANT
+    from turngate.implementations.mutants.registry import WITHOUT_A_MUTANT
 
     mutated = {sentence for mutant in MUTANTS.values() for sentence in mutant.sentences}
     for sentence in WITHOUT_A_MUTANT:

@@ -7,9 +7,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import readers
-from harness.readers import codex
-from harness.readers.events import (
+from turngate.engines import readers
+from turngate.engines.readers import codex
+from turngate.engines.readers.events import (
     AssistantText,
     EngineError,
     RawLine,

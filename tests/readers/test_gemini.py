@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import readers
-from harness.readers import _object_search, gemini
-from harness.readers.events import (
+from tests.work import calls_made
+from turngate.engines import readers
+from turngate.engines.readers import _object_search, gemini
+from turngate.engines.readers.events import (
     AssistantText,
     EngineError,
     RawLine,
@@ -22,7 +23,6 @@ from harness.readers.events import (
     UnknownEvent,
     UserEcho,
 )
-from tests.work import calls_made
 
 OUT, ERR = "stdout", "stderr"
 YOLO = "YOLO mode is enabled. All tool calls will be automatically approved."

@@ -7,9 +7,16 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import readers
-from harness.readers import iflow
-from harness.readers.events import AssistantText, EngineError, RawLine, SessionId, TurnEnd, UnknownEvent
+from turngate.engines import readers
+from turngate.engines.readers import iflow
+from turngate.engines.readers.events import (
+    AssistantText,
+    EngineError,
+    RawLine,
+    SessionId,
+    TurnEnd,
+    UnknownEvent,
+)
 
 OUT, ERR = "stdout", "stderr"
 REPLY = 'Sure, here is the result.\n{"value": 7, "__SKILL_DONE__": true}\n'

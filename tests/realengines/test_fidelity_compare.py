@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from harness.realengines.fidelity import VARIANTS, Difference, TurnOutput, classify, compare
-from harness.realengines.shapes import events
+from turngate.engines.real.shapes import events
+from turngate.tools.realengines.fidelity import VARIANTS, Difference, TurnOutput, classify, compare
 
 
 def lines(*documents: object) -> bytes:

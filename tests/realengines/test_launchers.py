@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.realengines.install import write_launchers
-from harness.realengines.lock import LockProblem, Pin, read_lock, select
+from turngate.engines.real.install import write_launchers
+from turngate.engines.real.lock import LockProblem, Pin, read_lock, select
 
 CLI = """#!/bin/sh
 # stands in for the npm-installed CLI: shows what the launcher gave it
@@ -132,7 +132,7 @@ def test_a_launcher_without_a_model_server_says_so_in_one_line(tmp_path: Path) -
 
 
 def test_the_launcher_marks_resume_command_lines() -> None:
-    from harness.realengines.launch import _resumed
+    from turngate.engines.real.launch import _resumed
 
     assert _resumed("codex", ["exec", "resume", "--json", "T", "hi"])
     assert not _resumed("codex", ["exec", "--json", "resume me"])

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
-from fake_engines.install import install
-from harness.reference.clock import ManualClock
-from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
-from harness.reference.skill import Skill, load_skill
-from harness.reference.store import RunRecord, Store
-from harness.runner import FIXED_EPOCH_MS, GREETING_SCHEMA
-from harness.runner import write_skill as runner_write_skill
+from turngate.engines.fake.install import install
+from turngate.implementations.reference.clock import ManualClock
+from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
+from turngate.implementations.reference.skill import Skill, load_skill
+from turngate.implementations.reference.store import RunRecord, Store
+from turngate.judge.runner import FIXED_EPOCH_MS, GREETING_SCHEMA
+from turngate.judge.runner import write_skill as runner_write_skill
 
 
 def write_skill(

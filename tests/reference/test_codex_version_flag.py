@@ -2,7 +2,7 @@
 
 Spec 003 allows `--full-auto` or `--yolo`; codex 0.169.0 refuses `--full-auto`
 (exit 2), every build seen takes `--yolo`. The reference asks `codex --version`
-and builds `--yolo` from 0.169.0 on (harness/reference/commands.py).
+and builds `--yolo` from 0.169.0 on (turngate/implementations/reference/commands.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.reference.commands import codex_auto_flag_for
-from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from tests.reference.conftest import Lab
+from turngate.implementations.reference.commands import codex_auto_flag_for
+from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 
 DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 

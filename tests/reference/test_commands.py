@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fake_engines.argv import codex, gemini, iflow, opencode
-from fake_engines.invocation import Invocation
-from harness.reference.commands import ENGINES, MODES, CommandOptions, build_command
+from turngate.engines.fake.argv import codex, gemini, iflow, opencode
+from turngate.engines.fake.invocation import Invocation
+from turngate.implementations.reference.commands import ENGINES, MODES, CommandOptions, build_command
 
 PARSERS: dict[str, Any] = {"codex": codex, "gemini": gemini, "iflow": iflow, "opencode": opencode}
 PROMPT = "Run the skill greet (instructions: skills/greet/SKILL.md).\nInputs:\n- case: tg-case-x"

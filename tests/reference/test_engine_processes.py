@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import readers
-from harness.reference.clock import ManualClock
-from harness.reference.lifecycle import EngineSetup, Orchestrator
-from harness.reference.outcome import ENGINE_OUTPUT_LIMIT, TIMEOUT, ProcessEnd, classify
-from harness.reference.processes import (
+from tests.lingering import gone
+from turngate.engines import readers
+from turngate.implementations.reference.clock import ManualClock
+from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator
+from turngate.implementations.reference.outcome import ENGINE_OUTPUT_LIMIT, TIMEOUT, ProcessEnd, classify
+from turngate.implementations.reference.processes import (
     OneShot,
     OutputLimits,
     Resident,
@@ -28,8 +29,7 @@ from harness.reference.processes import (
     identity_of,
     kill_stale_group,
 )
-from harness.reference.store import Store
-from tests.lingering import gone
+from turngate.implementations.reference.store import Store
 
 
 def _script(tmp_path: Path, name: str, body: str) -> list[str]:
@@ -167,7 +167,7 @@ def test_a_restart_kills_the_engine_group_a_crashed_orchestrator_left_behind(tmp
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_fake_engine_detach_step_leaves_a_holder_of_its_pipes_that_the_turn_ends(tmp_path: Path) -> None:
     """The fake engines' `detach` step, seen from a plain pipe reader and from OneShot."""
-    from fake_engines.install import install
+    from turngate.engines.fake.install import install
 
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "detach.yaml").write_text(

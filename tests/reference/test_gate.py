@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.reference.gate import (
+from turngate.implementations.reference.gate import (
     PROCESS_OK,
     READING_BODY,
     READING_HEADING,

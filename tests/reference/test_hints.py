@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fake_engines.hints import render
-from harness.reference.hints import (
+from tests.work import calls_made
+from turngate.engines.fake.hint_forms import render
+from turngate.implementations.reference.hints import (
     ASK_USER_HINT_MALFORMED,
     find_hints,
     is_ask_user_envelope,
@@ -18,7 +19,6 @@ from harness.reference.hints import (
     read_payload,
     strip_hints,
 )
-from tests.work import calls_made
 
 FORMS = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
 DEFECTS = ("missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated")

@@ -18,19 +18,30 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness import readers
-from harness.readers import _bounded_json
-from harness.readers._bounded_json import MAX_JSON_DEPTH, NestingTooDeep
-from harness.reference import audit
-from harness.reference.hints import MAX_HINT_CHARS, find_hints, read_hint, scan_hints, strip_hints
-from harness.reference.outcome import ProcessEnd
-from harness.reference.output import OUTPUT_NOT_FOUND, OUTPUT_SCHEMA_INVALID, check_output, extract_output
-from harness.reference.pending import FALLBACK_PROMPT, build_pending
-from harness.reference.store import Store
-from harness.reference.turn import TurnInput, assess
-from harness.runner import GREETING_SCHEMA
 from tests.reference.conftest import Lab
 from tests.work import calls_made
+from turngate.engines import readers
+from turngate.engines.readers import _bounded_json
+from turngate.engines.readers._bounded_json import MAX_JSON_DEPTH, NestingTooDeep
+from turngate.implementations.reference import audit
+from turngate.implementations.reference.hints import (
+    MAX_HINT_CHARS,
+    find_hints,
+    read_hint,
+    scan_hints,
+    strip_hints,
+)
+from turngate.implementations.reference.outcome import ProcessEnd
+from turngate.implementations.reference.output import (
+    OUTPUT_NOT_FOUND,
+    OUTPUT_SCHEMA_INVALID,
+    check_output,
+    extract_output,
+)
+from turngate.implementations.reference.pending import FALLBACK_PROMPT, build_pending
+from turngate.implementations.reference.store import Store
+from turngate.implementations.reference.turn import TurnInput, assess
+from turngate.judge.runner import GREETING_SCHEMA
 
 DEEP_OBJECT = '{"a":' * 1000 + "1" + "}" * 1000
 DEEP_ARRAY = "[" * 1_000_000
@@ -320,7 +331,7 @@ FENCE_PARTS = [
 @given(st.lists(st.sampled_from(FENCE_PARTS), max_size=24).map("".join))
 @settings(deadline=None, max_examples=400)
 def test_the_linear_fence_scan_equals_the_rule_as_first_written(text: str) -> None:
-    from harness.reference.output import _fences
+    from turngate.implementations.reference.output import _fences
 
     assert _fences(text) == _fences_as_specified(text)
 

@@ -30,11 +30,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
 
-from fake_engines.install import install
-from harness.reference.clock import ManualClock
-from harness.reference.lifecycle import TERMINAL_STATES
-from harness.reference.store import Store
 from tests.reference.conftest import Lab, make_orchestrator
+from turngate.engines.fake.install import install
+from turngate.implementations.reference.clock import ManualClock
+from turngate.implementations.reference.lifecycle import TERMINAL_STATES
+from turngate.implementations.reference.store import Store
 
 STATES = frozenset({"queued", "running", "waiting_user", *TERMINAL_STATES})
 DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'

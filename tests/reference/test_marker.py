@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import readers
-from harness.reference.marker import find_markers, has_done_marker, marker_evidence
+from turngate.engines import readers
+from turngate.implementations.reference.marker import find_markers, has_done_marker, marker_evidence
 
 PLAIN = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.reference.marker import _MARKER, find_markers
+from turngate.implementations.reference.marker import _MARKER, find_markers
 
 FRAGMENTS = st.sampled_from(
     ['"', "\\", "__SKILL_DONE__", ":", " ", "\n", "true", "false", "truex", "{", "}", "x", '\\"', "é"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.reference.output import check_output, extract_output
+from turngate.implementations.reference.output import check_output, extract_output
 
 SCHEMA = {
     "type": "object",
@@ -107,7 +107,7 @@ def test_ask_user_hints_are_never_business_output() -> None:
 )
 @pytest.mark.parametrize("form", ["yaml_block", "yaml_fenced", "yaml_flow", "legacy_json"])
 def test_malformed_hints_are_never_business_output(form: str, defect: str) -> None:
-    from fake_engines.hints import render
+    from turngate.engines.fake.hint_forms import render
 
     options = [{"label": "Formal", "value": "formal"}, {"label": "Casual", "value": "casual"}]
     spec = {"form": form, "defect": defect, "prompt": "Which?", "kind": "choose_one", "options": options}

@@ -12,7 +12,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.reference.patch import (
+from turngate.implementations.reference.patch import build_patch, patch_skill_md
+from turngate.protocol.skill_patch import (
     ARTIFACT_REDIRECTION,
     AUTO_MODE,
     INTERACTIVE_MODE,
@@ -21,9 +22,7 @@ from harness.reference.patch import (
     OUTPUT_SCHEMA,
     PATCH_BANNER,
     RUNTIME_ENFORCEMENT,
-    build_patch,
     patch_sections,
-    patch_skill_md,
 )
 
 SCHEMA: dict[str, Any] = {

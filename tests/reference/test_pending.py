@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fake_engines.hints import render
-from harness.reference.hints import ASK_USER_HINT_MALFORMED, read_hint
-from harness.reference.pending import (
+from turngate.engines.fake.hint_forms import render
+from turngate.implementations.reference.hints import ASK_USER_HINT_MALFORMED, read_hint
+from turngate.implementations.reference.pending import (
     ASK_USER_KIND_UNKNOWN,
     ASK_USER_POLICY_UNKNOWN,
     DEFAULT_DECISION_POLICY,

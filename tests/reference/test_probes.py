@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.reference.profiles import PROBE_OUTPUT_LIMIT, probe_profile, probe_version
 from tests.lingering import gone
+from turngate.implementations.reference.profiles import PROBE_OUTPUT_LIMIT, probe_profile, probe_version
 
 
 def _engine(tmp_path: Path, body: str) -> Path:

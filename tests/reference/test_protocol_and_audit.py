@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.reference.audit import audit_run
-from harness.reference.protocol import envelope
 from tests.reference.conftest import GREETING_SCHEMA, Lab
+from turngate.implementations.reference.audit import audit_run
+from turngate.implementations.reference.protocol import envelope
 
 DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 QUESTION = "Which greeting style do you want?"

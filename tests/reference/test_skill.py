@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.reference.skill import (
+from turngate.implementations.reference.skill import (
     RUNNER_SCHEMA_PATH,
     SKILL_ENGINE_UNSUPPORTED,
     SKILL_EXECUTION_MODE_UNSUPPORTED,

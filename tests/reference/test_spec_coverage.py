@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog.spec import SPEC_DIR, SPEC_IDS, spec_headings
+from turngate.judge.catalog.spec import SPEC_DIR, SPEC_IDS, spec_headings
 
 TESTS_DIR = Path(__file__).resolve().parent
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.reference.store import RunRecord, Store
 from tests.reference.conftest import Lab, write_skill
+from turngate.implementations.reference.store import RunRecord, Store
 
 
 def _record(run_id: str = "run-1") -> RunRecord:
@@ -67,10 +67,10 @@ _CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from harness.reference.clock import ManualClock
-    from harness.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
-    from harness.reference.skill import load_skill
-    from harness.reference.store import Store
+    from turngate.implementations.reference.clock import ManualClock
+    from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
+    from turngate.implementations.reference.skill import load_skill
+    from turngate.implementations.reference.store import Store
     import json
     root = Path(sys.argv[1])
     env = json.loads(sys.argv[2])

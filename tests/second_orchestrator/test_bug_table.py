@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.second_orchestrator import bugs
-from harness.second_orchestrator.bugs import BUGS, BY_NAME
+from turngate.implementations.second_orchestrator import bugs
+from turngate.implementations.second_orchestrator.bugs import BUGS, BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def sentence_ids() -> set[str]:
-    rows = yaml.safe_load((ROOT / "harness" / "catalog" / "sentences.yaml").read_text(encoding="utf-8"))
+    rows = yaml.safe_load(
+        (ROOT / "turngate" / "judge" / "catalog" / "sentences.yaml").read_text(encoding="utf-8")
+    )
     return {row["id"] for row in rows}
 
 
@@ -34,7 +36,7 @@ def test_every_bug_cites_existing_sentences(entry: bugs.Bug) -> None:
 
 def test_every_bug_is_used_in_the_code() -> None:
     """A bug in the table that no code asks about would be a no-op build."""
-    package = ROOT / "harness" / "second_orchestrator"
+    package = ROOT / "turngate" / "implementations" / "second_orchestrator"
     source = "\n".join(
         path.read_text(encoding="utf-8")
         for path in package.glob("*.py")
@@ -45,7 +47,7 @@ def test_every_bug_is_used_in_the_code() -> None:
 
 
 def test_independence_no_harness_imports() -> None:
-    package = ROOT / "harness" / "second_orchestrator"
-    forbidden = re.compile(r"^\s*(from|import)\s+(harness(?!\.second_orchestrator)|fake_engines)\b", re.M)
+    package = ROOT / "turngate" / "implementations" / "second_orchestrator"
+    forbidden = re.compile(r"^\s*(from|import)\s+turngate(?!\.implementations\.second_orchestrator)\b", re.M)
     for path in package.glob("*.py"):
         assert not forbidden.search(path.read_text(encoding="utf-8")), path

@@ -37,7 +37,7 @@ SLICE = (
 
 def test_conforming_build_passes_a_slice(tmp_path: Path) -> None:
     report = tmp_path / "report.jsonl"
-    target = f"cmd:{sys.executable} -m harness.second_orchestrator"
+    target = f"cmd:{sys.executable} -m turngate.implementations.second_orchestrator"
     command = [str(Path(sys.executable).parent / "turngate"), "run", "--target", target, "--jobs", "2"]
     for word in SLICE:
         command += ["-k", word]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.second_orchestrator.ask_user_hints import scan
-from harness.second_orchestrator.done_marker import has_marker
-from harness.second_orchestrator.output_check import check
-from harness.second_orchestrator.turn_decision import Evidence, decide
+from turngate.implementations.second_orchestrator.ask_user_hints import scan
+from turngate.implementations.second_orchestrator.done_marker import has_marker
+from turngate.implementations.second_orchestrator.output_check import check
+from turngate.implementations.second_orchestrator.turn_decision import Evidence, decide
 
 SCHEMA = {
     "type": "object",

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.runner import FIXED_EPOCH_MS, write_skill
+from turngate.judge.runner import FIXED_EPOCH_MS, write_skill
 
 
 @dataclass
@@ -116,7 +116,7 @@ def start_server(root: Path, *extra: str) -> Server:
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "turngate.cli.main",
             "serve",
             "--port",
             "0",

@@ -1,13 +1,16 @@
-"""The patch a black-box server wrote, read from the fake engines' call log (harness/callpatch.py)."""
+"""The patch a black-box server wrote, read from the fake engines' call log.
+
+(turngate/judge/connectors/callpatch.py)
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fake_engines.calllog import skill_files
-from harness.callpatch import as_patch, patch_from_calls
-from harness.reference.patch import PATCH_BANNER, patch_sections
-from harness.runner import write_skill
+from turngate.engines.fake.calllog import skill_files
+from turngate.judge.connectors.callpatch import as_patch, patch_from_calls
+from turngate.judge.runner import write_skill
+from turngate.protocol.skill_patch import PATCH_BANNER, patch_sections
 
 ORIGINAL = "---\nname: s\n---\n\n# Greet\n"
 ADDED = (

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from harness.server.archives import ArchiveLimits, unpack
-from harness.server.errors import ApiError
 from tests.lingering import gone
 from tests.server.conftest import Server, multipart, start_server, stop_server, zip_folder
 from tests.server.test_api import waiting_job
+from turngate.implementations.serve.archives import ArchiveLimits, unpack
+from turngate.implementations.serve.errors import ApiError
 
 
 def _zip(entries: list[tuple[str, bytes, int | None]]) -> bytes:
@@ -139,7 +139,7 @@ def test_conflicting_entries_are_400_and_leave_no_staging_folder(
 def test_a_package_the_loader_refuses_leaves_no_staging_folder_and_names_no_server_path(
     server: Server, tmp_path: Path
 ) -> None:
-    from harness.runner import write_skill
+    from turngate.judge.runner import write_skill
 
     body, content_type = zip_folder(write_skill(tmp_path, {"max_attempt": 0}))
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)

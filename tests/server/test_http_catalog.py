@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.runner import CaseResult, cases, run_all
-from harness.targets import Target, http_options
 from tests.server.conftest import Server, start_server, stop_server
+from turngate.judge.catalog import load_catalog
+from turngate.judge.connectors.http_options import http_options
+from turngate.judge.runner import CaseResult, cases, run_all
+from turngate.judge.targets import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.cli import main
-from harness.report import JsonlReport, read_report
-from harness.runner import cases, run_all
-from harness.targets import Target, TargetProblem, http_options, parse_target
 from tests.server.conftest import Server, start_server, stop_server
+from turngate.cli.main import main
+from turngate.judge.catalog import load_catalog
+from turngate.judge.connectors.http_options import TargetProblem, http_options
+from turngate.judge.report import JsonlReport, read_report
+from turngate.judge.runner import cases, run_all
+from turngate.judge.targets import Target, parse_target
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from harness.server.main import open_listener
+from turngate.implementations.serve.main import open_listener
 
 
 def test_connections_accepted_by_asyncio_have_nagle_off() -> None:

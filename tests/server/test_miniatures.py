@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from harness.connectors.base import CaseSetup, CaseSkipped, Observation, PackageRefused
-from harness.connectors.http import HttpConnector, TargetError
-from harness.runner import write_skill
-from harness.targets import TargetProblem, http_options
 from tests.server.miniatures.app import Behaviour, ResettingProxy, serve
+from turngate.judge.connectors.http import HttpConnector, TargetError
+from turngate.judge.connectors.http_options import TargetProblem, http_options
+from turngate.judge.runner import write_skill
+from turngate.protocol.connector import CaseSetup, CaseSkipped, Observation, PackageRefused
 
 
 def setup(

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from fake_engines.install import install
-from harness.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, learn
-from harness.probe import probe_server
-from harness.report import read_report
 from tests.server.miniatures.app import PATCH_WORDS, Behaviour, serve
 from tests.server.test_http_connector import cli
+from turngate.engines.fake.install import install
+from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, learn
+from turngate.judge.probe import probe_server
+from turngate.judge.report import read_report
 
 ORDER_SENTENCE = "interactive-engine-turn-protocol/skill-patch-order/patch-order-fixed#then"
 PATCH_CASES = "interactive-engine-turn-protocol/skill-patch-order/*"

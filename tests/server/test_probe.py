@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.probe import probe_server
-from harness.targets import http_options, parse_target
 from tests.server.conftest import Server, start_server, stop_server
 from tests.server.miniatures.app import Behaviour, serve
 from tests.server.test_http_connector import cli
+from turngate.judge.connectors.http_options import http_options
+from turngate.judge.probe import probe_server
+from turngate.judge.targets import parse_target
 
 
 @pytest.fixture(scope="module")

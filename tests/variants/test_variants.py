@@ -14,12 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import ENGINES, load_catalog
-from harness.connectors.base import Observation
-from harness.runner import CaseResult, cases, run_all
-from harness.targets import HOOK_CAPABILITIES, Target, TargetProblem, http_options, parse_target
-from harness.variants import REFERENCE, SPEC_CODES, VARIANTS, Variant, variant_named, variant_observation
 from tests.server.conftest import Server, start_server, stop_server
+from turngate.implementations.variants import (
+    REFERENCE,
+    SPEC_CODES,
+    VARIANTS,
+    Variant,
+    variant_named,
+    variant_observation,
+)
+from turngate.judge.catalog import ENGINES, load_catalog
+from turngate.judge.connectors.http_options import HOOK_CAPABILITIES, TargetProblem, http_options
+from turngate.judge.runner import CaseResult, cases, run_all
+from turngate.judge.targets import Target, parse_target
+from turngate.protocol.connector import Observation
 
 CATALOG = load_catalog()
 CONFORMING = sorted(name for name in VARIANTS if name != REFERENCE.name)

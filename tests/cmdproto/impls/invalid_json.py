@@ -7,7 +7,7 @@ import sys
 
 from _once import first_time
 
-from harness.cmdproto.example import Implementation, protocol_stdout
+from turngate.implementations.command_example import Implementation, protocol_stdout
 
 answers = protocol_stdout()
 implementation = Implementation()

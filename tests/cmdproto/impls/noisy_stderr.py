@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from harness.cmdproto.example import Implementation, main
+from turngate.implementations.command_example import Implementation, main
 
 
 class Noisy(Implementation):

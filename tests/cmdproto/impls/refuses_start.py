@@ -6,7 +6,7 @@ from typing import Any
 
 from _once import first_time
 
-from harness.cmdproto.example import Implementation, main
+from turngate.implementations.command_example import Implementation, main
 
 
 class RefusesStart(Implementation):

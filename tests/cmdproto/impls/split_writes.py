@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-from harness.cmdproto.example import Implementation, protocol_stdout, serve
+from turngate.implementations.command_example import Implementation, protocol_stdout, serve
 
 
 class InPieces:

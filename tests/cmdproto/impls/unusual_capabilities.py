@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.cmdproto.example import Implementation, main
+from turngate.implementations.command_example import Implementation, main
 
 
 class Unusual(Implementation):

@@ -1,3 +1,0 @@
-from fake_engines.engine import entry
-
-entry()

@@ -1,0 +1,161 @@
+"""`turngate engines real install|launchers|serve` and `turngate engines fidelity`."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from turngate.base.arguments import UsageProblem
+from turngate.engines.real.lock import LockProblem, Pin, default_cache, read_lock, select
+
+
+def _pins(words: list[str] | None) -> tuple[Pin, ...]:
+    try:
+        return select(read_lock(), words)
+    except LockProblem as problem:
+        raise UsageProblem(str(problem)) from None
+
+
+def _install(args: argparse.Namespace) -> int:
+    from turngate.engines.real.install import InstallProblem, install_pin
+
+    failures = 0
+    for pin in _pins(args.engines):
+        try:
+            done = install_pin(pin, args.cache, force=args.force)
+        except InstallProblem as problem:
+            print(f"turngate: {problem}", file=sys.stderr)
+            failures += 1
+            continue
+        how = f"installed in {done.seconds} s" if done.fresh else "already installed"
+        print(f"{pin.name}  {pin.package}  {done.bytes / 1e6:.0f} MB  {how}  {done.folder}")
+    return 1 if failures else 0
+
+
+def _launchers(args: argparse.Namespace) -> int:
+    from turngate.engines.real.install import write_launchers
+
+    pins = _pins(args.engines or sorted({pin.engine for pin in read_lock()}))
+    for path in write_launchers(
+        args.directory,
+        pins,
+        args.cache,
+        model_url=args.model_url,
+        scripts=args.scripts,
+        call_log=args.call_log,
+    ):
+        print(path)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from turngate.engines.modelserver.endpoint import ModelServer
+
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        raise UsageProblem(f"--host {args.host}: the model server binds to a loopback address only")
+    log = args.log or args.scripts / "model-requests.jsonl"
+    data = args.data or args.scripts / ".turngate-model-data"
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        server = ModelServer(args.scripts, log, data, host=args.host, port=args.port).start()
+    except OSError as error:
+        raise UsageProblem(f"engines real serve: {error}") from None
+    print(server.url, flush=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def _capture(args: argparse.Namespace) -> int:
+    from turngate.tools.realengines.captures import capture_all
+
+    pins = _pins(args.engines)
+    missing = [pin.name for pin in pins if not pin.executable(args.cache).exists()]
+    if missing:
+        raise UsageProblem(f"not installed: {' '.join(missing)}: run `turngate engines real install`")
+    for folder in capture_all(pins, args.cache, args.corpus):
+        print(folder)
+    return 0
+
+
+def _drift(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from turngate.tools.realengines.fidelity import run_drift, scripts
+
+    old, new = _pins([args.old, args.new])
+    found = run_drift(old, new, args.cache, scripts(args.k))
+    counted = Counter((d.mode, d.text) for d in found)
+    print(f"{old.name} -> {new.name}: {len(found)} shape differences, {len(counted)} distinct")
+    for (mode, text), count in sorted(counted.items()):
+        example = next(d for d in found if (d.mode, d.text) == (mode, text))
+        print(f"  ({count}x, e.g. {example.script} [{mode}] turn {example.turn}) {text}")
+    return 0
+
+
+def _fidelity(args: argparse.Namespace) -> int:
+    from turngate.tools.realengines.fidelity import main as fidelity_main
+
+    return fidelity_main(args)
+
+
+def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
+    real = engine_commands.add_parser("real", help="the real CLIs (npm), against turngate's model server")
+    commands = real.add_subparsers(dest="real_command", required=True)
+
+    install = commands.add_parser("install", help="npm-install the pinned versions (engines.lock.json)")
+    install.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
+    install.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    install.add_argument("--force", action="store_true", help="reinstall what is there")
+    install.set_defaults(handler=_install)
+
+    launchers = commands.add_parser("launchers", help="write real launchers (iflow stays fake) into DIR")
+    launchers.add_argument("directory", type=Path, metavar="DIR")
+    launchers.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: each first pin")
+    launchers.add_argument("--model-url", help="the model server (else TURNGATE_MODEL_URL at run time)")
+    launchers.add_argument("--scripts", type=Path, help="TURNGATE_SCRIPTS for the fake iflow")
+    launchers.add_argument("--call-log", type=Path, help="TURNGATE_CALL_LOG (argv checks)")
+    launchers.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    launchers.set_defaults(handler=_launchers)
+
+    serve = commands.add_parser("serve", help="the scripted model server; prints its URL")
+    serve.add_argument("--scripts", type=Path, required=True, help="the case scripts folder")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0: any free port (default)")
+    serve.add_argument("--log", type=Path, help="request log (default SCRIPTS/model-requests.jsonl)")
+    serve.add_argument("--data", type=Path, help="tool outputs folder")
+    serve.set_defaults(handler=_serve)
+
+    capture = commands.add_parser(
+        "capture", help="record real captures of the fidelity scripts into the corpus"
+    )
+    capture.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
+    capture.add_argument("--corpus", type=Path, default=Path("corpus"), help="the corpus folder")
+    capture.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    capture.set_defaults(handler=_capture)
+
+    drift = commands.add_parser("drift", help="two real builds of one engine, the same scripts, by shape")
+    drift.add_argument("old", metavar="ENGINE@VERSION")
+    drift.add_argument("new", metavar="ENGINE@VERSION")
+    drift.add_argument("-k", action="append", metavar="GLOB", help="only scripts whose name matches")
+    drift.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    drift.set_defaults(handler=_drift)
+
+    fidelity = engine_commands.add_parser(
+        "fidelity", help="real engine streams against the fakes', by shape, per engine and version"
+    )
+    fidelity.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
+    fidelity.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    fidelity.add_argument("--json", type=Path, metavar="F", help="the report as JSON")
+    fidelity.add_argument("-k", action="append", metavar="GLOB", help="only scripts whose name matches")
+    fidelity.add_argument("--keep", type=Path, metavar="DIR", help="keep every stream pair here")
+    fidelity.set_defaults(handler=_fidelity)

@@ -1,0 +1,3 @@
+from turngate.engines.fake.engine import entry
+
+entry()

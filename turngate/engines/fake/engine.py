@@ -1,0 +1,389 @@
+"""A fake engine process: parse the command line, pick the case and turn, play it, log it.
+
+The flow is one way: argv → Invocation → (case, session, turn) → operations →
+played bytes → one call-log line. Everything here runs on every engine start,
+so it imports only what the interpreter already has loaded or builds in; the
+slow work (YAML, JSON Schema) happens once per script, in `compiler`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from turngate.engines.fake import problems, script
+from turngate.engines.fake.calllog import CallLog
+from turngate.engines.fake.formats import Clock, TurnContext
+from turngate.engines.fake.invocation import ENGINES, UsageError
+from turngate.engines.fake.plan import Crash, Hang, Stop, render_turn
+from turngate.engines.fake.player import play
+from turngate.engines.fake.problems import ScriptProblem
+from turngate.engines.fake.sessions import Sessions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+else:
+    import _signal  # the C half of `signal`, without its enum import
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from turngate.engines.fake.invocation import Invocation
+
+TOKEN_PREFIX = "tg-case-"
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+DEFAULT_MODELS = {
+    "codex": "gpt-5-codex",
+    "gemini": "gemini-2.5-pro",
+    "iflow": "qwen3-coder-plus",
+    "opencode": "anthropic/claude-sonnet-4-5",
+}
+_SIGNALS = {"SIGKILL": 9, "SIGSEGV": 11, "SIGTERM": 15, "SIGABRT": 6}
+
+
+def find_case_token(text: str) -> str | None:
+    """The `<id>` of the first `tg-case-<id>` in `text`."""
+    at = text.find(TOKEN_PREFIX)
+    while at != -1:
+        start = end = at + len(TOKEN_PREFIX)
+        while end < len(text) and text[end] in _TOKEN_CHARS:
+            end += 1
+        if end > start:
+            return text[start:end]
+        at = text.find(TOKEN_PREFIX, end)
+    return None
+
+
+NON_RESUMABLE_FILE = ".non-resumable"  # in the scripts folder: engines that look non-resumable
+
+
+def _names_in(path: str) -> set[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {name.strip() for name in handle.read().replace("\n", ",").split(",") if name.strip()}
+    except OSError:
+        return set()
+
+
+class Settings:
+    """Where the engine finds its scripts, state and call log (environment, or baked-in defaults)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.scripts = environ.get("TURNGATE_SCRIPTS") or None
+        default_state = os.path.join(self.scripts, ".turngate-state") if self.scripts else None
+        self.state = environ.get("TURNGATE_STATE") or default_state
+        default_log = os.path.join(self.state, "calls.jsonl") if self.state else None
+        self.call_log = environ.get("TURNGATE_CALL_LOG") or default_log
+        self.case = environ.get("TURNGATE_CASE") or None
+        self.non_resumable = {
+            name.strip() for name in environ.get("TURNGATE_NON_RESUMABLE", "").split(",") if name.strip()
+        }
+        # A file in the scripts folder does the same for engines a server runs (turngate writes it for
+        # a sticky case), so a server that probes each run chooses sticky_process by its own probe.
+        self.non_resumable |= (
+            _names_in(os.path.join(self.scripts, NON_RESUMABLE_FILE)) if self.scripts else set()
+        )
+        # The bytes each invocation wrote, in its call-log line, so `turngate replay` can read them back.
+        self.log_output = environ.get("TURNGATE_CALL_LOG_OUTPUT", "").lower() in ("1", "true", "yes")
+        epoch = environ.get("TURNGATE_FAKE_EPOCH_MS", "")
+        self.fixed_epoch_ms = int(epoch) if epoch.isdigit() else None
+        # Real builds to emulate, `codex@0.169.0` (comma list): their version lines and flags.
+        self.emulate = dict(
+            word.strip().partition("@")[::2]
+            for word in environ.get("TURNGATE_EMULATE", "").split(",")
+            if "@" in word
+        )
+
+    def resumable(self, engine: str) -> bool:
+        return not ({engine, "all", "1", "true"} & self.non_resumable)
+
+
+def main(engine: str, argv: list[str], environ: Mapping[str, str] | None = None) -> int:
+    """Run one invocation of `engine`; returns the exit code (some endings never return)."""
+    environ = os.environ if environ is None else environ
+    settings = Settings(environ)
+    log = CallLog(settings.call_log, engine, argv, environ)
+    _install_signal_logging(log)
+    try:
+        return _run(engine, argv, settings, log)
+    except ScriptProblem as problem:
+        _stderr(problem.line(engine) + "\n")
+        log.note(error=problem.as_record())
+        log.write("script_error", problems.EXIT_SCRIPT_ERROR)
+        return problems.EXIT_SCRIPT_ERROR
+    except BrokenPipeError:
+        log.write("broken_pipe", 1)
+        return 1
+
+
+def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
+    parser = _parser(engine)
+    emulated = {"emulate": settings.emulate[engine]} if engine in settings.emulate else {}
+    known = getattr(parser, "EMULATED_VERSIONS", {})
+    if emulated and emulated["emulate"] not in known:
+        _stderr(
+            f"turngate-fake-{engine}: TURNGATE_EMULATE: {engine}@{emulated['emulate']}:"
+            f" known: {', '.join(f'{engine}@{version}' for version in known) or 'none'}\n"
+        )
+        log.write("usage_error", problems.EXIT_SCRIPT_ERROR)
+        return problems.EXIT_SCRIPT_ERROR
+    try:
+        invocation = parser.parse(
+            argv, resumable=settings.resumable(engine), stdin_is_tty=_stdin_is_tty(), **emulated
+        )
+    except UsageError as usage:
+        _stderr(usage.text)
+        log.write("usage_error", usage.exit_code)
+        return usage.exit_code
+    log.note(action=invocation.action)
+    if invocation.action == "run":
+        log.note_skills()
+    for warning in invocation.warnings:
+        _stderr(warning)
+    if invocation.action != "run":
+        os.write(1, invocation.text.encode("utf-8"))
+        log.write("exited", 0)
+        return 0
+    if settings.scripts is None:
+        raise ScriptProblem(
+            problems.ENVIRONMENT_INVALID,
+            "(environment)",
+            "TURNGATE_SCRIPTS",
+            None,
+            "the script folder is not set (export TURNGATE_SCRIPTS, or `turngate engines install --scripts`)",
+        )
+    prompt = invocation.prompt or ""
+    if invocation.prompt_from_stdin:
+        prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
+        log.add_stdin(prompt)
+    refusal = _refusal(invocation)
+    if refusal is not None:
+        _stderr(refusal)
+        log.write("engine_error", 1)
+        return 1
+    return _play_session(engine, invocation, prompt, settings, log)
+
+
+def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Settings, log: CallLog) -> int:
+    assert settings.scripts is not None and settings.state is not None
+    sessions = Sessions(settings.state, engine)
+    resumed = invocation.resume_id is not None or invocation.resume_latest
+    if resumed:
+        session_id = invocation.resume_id or sessions.latest() or ""
+        found = sessions.advance(session_id)
+        if found is None:
+            _stderr(_unknown_session_text(engine, session_id))
+            log.note(session_id=session_id or None, resumed=True)
+            log.write("engine_error", 1)
+            return 1
+        case_id, turn_index = found
+        log.note(case=case_id, case_source="session")
+    else:
+        case_id, source = _choose_case(prompt, settings)
+        log.note(case=case_id, case_source=source)
+        turn_index = 0
+    compiled = script.load(script.find(settings.scripts, case_id), script.cache_dir_of(settings.state))
+    if not resumed:
+        session_id = sessions.start(case_id)
+    log.note(session_id=session_id, resumed=resumed)
+    clock = Clock(settings.fixed_epoch_ms)
+    while True:
+        turn = _turn(compiled, turn_index)
+        log.record["turns"].append(turn_index + 1)
+        context = TurnContext(
+            engine=engine,
+            case_id=case_id,
+            session_id=session_id,
+            turn_number=turn_index + 1,
+            resumed=resumed,
+            prompt=prompt,
+            model=invocation.model or DEFAULT_MODELS[engine],
+            cwd=os.getcwd(),
+            output_format=_output_format(engine, invocation),
+            variant=compiled["variants"][engine],
+            clock=clock,
+        )
+        if engine == "gemini":  # chosen by flag or settings.json: the log shows which the server chose
+            log.note(output_format=context.output_format)
+        operations = render_turn(turn, _formats(engine).make(context))
+        if settings.log_output:
+            _note_output(log, operations)  # before playing: a crash or hang still leaves it in the log
+        ending = play(operations)
+        if ending is not None:
+            return _end_abnormally(ending, log)
+        if not compiled["resident"] or turn["end"] == "failed":
+            log.write("exited", turn["exit_code"])
+            return int(turn["exit_code"])
+        reply = sys.stdin.buffer.readline()
+        if not reply:
+            log.write("exited", 0)
+            return 0
+        prompt = reply.decode("utf-8", "replace").rstrip("\r\n")
+        log.add_stdin(prompt)
+        found = sessions.advance(session_id)
+        turn_index = found[1] if found is not None else turn_index + 1
+        resumed = True
+
+
+def _note_output(log: CallLog, operations: list[Any]) -> None:
+    import base64
+
+    from turngate.engines.fake.plan import Write
+
+    output = log.record.get("output") or {"stdout_b64": "", "stderr_b64": ""}
+    for name, fd in (("stdout_b64", 1), ("stderr_b64", 2)):
+        written = b"".join(op.data for op in operations if isinstance(op, Write) and op.fd == fd)
+        output[name] = base64.b64encode(base64.b64decode(output[name]) + written).decode("ascii")
+    log.note(output=output)
+
+
+def _turn(compiled: dict[str, Any], turn_index: int) -> dict[str, Any]:
+    turns = compiled["turns"]
+    if turn_index >= len(turns):
+        raise ScriptProblem(
+            problems.TURN_OUT_OF_RANGE,
+            compiled["file"],
+            f"turns[{turn_index}]",
+            turn_index + 1,
+            f"the case has {len(turns)} turn(s); turn {turn_index + 1} was asked for",
+        )
+    turn: dict[str, Any] = turns[turn_index]
+    return turn
+
+
+def _choose_case(prompt: str, settings: Settings) -> tuple[str, str]:
+    token = find_case_token(prompt)
+    if token is not None:
+        return token, "prompt"
+    try:
+        with open("input.json", encoding="utf-8", errors="replace") as request:
+            token = find_case_token(request.read())
+    except OSError:
+        token = None
+    if token is not None:
+        return token, "input.json"
+    if settings.case is not None:
+        return settings.case, "env"
+    raise ScriptProblem(
+        problems.CASE_UNKNOWN,
+        "(prompt)",
+        "case",
+        prompt[:80],
+        f"no case token ({TOKEN_PREFIX}<id>) in the prompt or ./input.json, and TURNGATE_CASE is not set",
+    )
+
+
+def _output_format(engine: str, invocation: Invocation) -> str:
+    if engine != "gemini" or invocation.output_format:
+        return invocation.output_format
+    return _gemini_settings_format()
+
+
+def _gemini_settings_format() -> str:
+    """`output.format` from .gemini/settings.json (workspace, then user), as gemini reads it."""
+    import json  # only on this path: gemini without --output-format
+
+    home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    for folder in (os.getcwd(), home):
+        try:
+            with open(os.path.join(folder, ".gemini", "settings.json"), encoding="utf-8") as file:
+                settings = json.load(file)
+        except (OSError, ValueError):
+            continue
+        output = settings.get("output") if isinstance(settings, dict) else None
+        fmt = output.get("format") if isinstance(output, dict) else None
+        if fmt in ("text", "json", "stream-json"):
+            return str(fmt)
+    return "text"
+
+
+def _refusal(invocation: Invocation) -> str | None:
+    """What the real engine prints when it refuses to start in this folder."""
+    if invocation.engine == "codex" and not invocation.skip_git_repo_check and not _inside_git_repo():
+        return "Not inside a trusted directory and --skip-git-repo-check was not specified.\n"
+    return None
+
+
+def _inside_git_repo() -> bool:
+    folder = os.getcwd()
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def _unknown_session_text(engine: str, session_id: str) -> str:
+    # Plausible renderings of each CLI's refusal; the exit code (1) is what orchestrators act on.
+    if not session_id:
+        return f"Error: no previous session found to resume ({engine})\n"
+    if engine == "codex":
+        return f"Error: no rollout found for thread id {session_id}\n"
+    if engine == "gemini":
+        return (
+            f'Error resuming session: Invalid session identifier "{session_id}".\n'
+            "  Use --list-sessions to see available sessions.\n"
+        )
+    return f"Error: Session not found: {session_id}\n"
+
+
+def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
+    match ending:
+        case Stop(exit_code=exit_code):
+            log.write("truncated", exit_code)
+            return exit_code
+        case Crash(signal=str(name)):
+            number = _SIGNALS[name]
+            log.write("signal", -number)
+            _signal.signal(number, _signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            raise SystemExit(128 + number)  # only if the signal was somehow ignored
+        case Crash(exit_code=exit_code):
+            code = 1 if exit_code is None else exit_code
+            log.write("crashed", code)
+            os._exit(code)
+    # Hang: the line is written now, since the process will only ever be killed.
+    log.write("hang", None, ended=False)
+    while True:
+        time.sleep(3600)
+
+
+def _install_signal_logging(log: CallLog) -> None:
+    def on_signal(number: int, _frame: object) -> None:
+        log.write("killed", 128 + number)
+        _signal.signal(number, _signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+
+    for number in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+        _signal.signal(number, on_signal)
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
+def _stderr(text: str) -> None:
+    os.write(2, text.encode("utf-8", "replace"))
+
+
+def _parser(engine: str) -> Any:
+    return __import__(f"turngate.engines.fake.argv.{engine}", fromlist=["parse"])
+
+
+def _formats(engine: str) -> Any:
+    return __import__(f"turngate.engines.fake.formats.{engine}", fromlist=["make"])
+
+
+def entry() -> None:
+    """`python -m turngate.engines.fake ENGINE ARGS…` and the installed launchers."""
+    if len(sys.argv) < 2 or sys.argv[1] not in ENGINES:
+        _stderr(f"usage: python -m turngate.engines.fake {{{','.join(ENGINES)}}} [ARGS...]\n")
+        raise SystemExit(2)
+    raise SystemExit(main(sys.argv[1], sys.argv[2:]))

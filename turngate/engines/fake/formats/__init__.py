@@ -1,0 +1,76 @@
+"""Engine output formats: each turns content steps into the lines its real CLI writes.
+
+A format object lives for one turn. `begin()` gives the lines that open the
+turn, `step()` those of one content step (`say`, `think`, `tool`, `error`),
+`end()` those that close it (`completed`, `failed` or `none`). Exact shapes:
+docs/fake-engines.md.
+"""
+
+from __future__ import annotations
+
+import time
+
+from turngate.engines.fake.frozen import value
+from turngate.engines.fake.jsonline import dumps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Clock:
+    """Milliseconds for event timestamps; fixed and ticking by 1 when reproducibility is asked for."""
+
+    def __init__(self, fixed_start_ms: int | None) -> None:
+        self.fixed = fixed_start_ms is not None
+        self.current = fixed_start_ms if fixed_start_ms is not None else int(time.time() * 1000)
+        self.start = self.current
+
+    def ms(self) -> int:
+        if self.fixed:
+            self.current += 1
+        else:
+            self.current = int(time.time() * 1000)
+        return self.current
+
+    def iso(self) -> str:
+        now = self.ms()
+        seconds, millis = divmod(now, 1000)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+    def elapsed_ms(self) -> int:
+        return self.current - self.start
+
+
+@value
+class TurnContext:
+    """Everything a format needs to know about the turn it writes."""
+
+    engine: str
+    case_id: str
+    session_id: str
+    turn_number: int  # 1-based
+    resumed: bool
+    prompt: str
+    model: str
+    cwd: str
+    output_format: str
+    variant: dict[str, Any]
+    clock: Clock
+
+
+def json_line(document: Any, fd: int = 1) -> tuple[int, bytes]:
+    return fd, (dumps(document) + "\n").encode("utf-8")
+
+
+def text_line(text: str, fd: int = 1) -> tuple[int, bytes]:
+    return fd, (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def tokens(text: str) -> int:
+    """A plausible, deterministic token count."""
+    return max(1, len(text) // 4)
+
+
+def last_error_message(errors: list[str]) -> str:
+    return errors[-1] if errors else "turn failed"

@@ -1,0 +1,207 @@
+"""gemini: one JSON document (json), NDJSON events (stream-json), or plain text."""
+
+from __future__ import annotations
+
+from turngate.engines.fake.formats import TurnContext, json_line, last_error_message, text_line, tokens
+from turngate.engines.fake.jsonline import dumps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STREAMS = {"stdout": 1, "stderr": 2}
+
+
+def make(context: TurnContext) -> DocumentFormat | StreamFormat | TextFormat:
+    if context.output_format == "json":
+        return DocumentFormat(context)
+    if context.output_format == "stream-json":
+        return StreamFormat(context)
+    return TextFormat(context)
+
+
+class _Turn:
+    def __init__(self, context: TurnContext) -> None:
+        self.context = context
+        self.variant = context.variant
+        self.reply = ""
+        self.errors: list[str] = []
+        self.tool_calls: list[tuple[str, bool]] = []
+
+    def noise(self) -> list[tuple[int, bytes]]:
+        """Start-up chatter; with glue_noise the last line has no newline, so what follows sticks to it."""
+        lines = self.variant["noise"]
+        fd = STREAMS[self.variant["noise_stream"]]
+        pieces = [text_line(line, fd) for line in lines]
+        if pieces and self.variant["glue_noise"]:
+            pieces[-1] = (fd, lines[-1].rstrip("\n").encode("utf-8"))
+        return pieces
+
+
+class DocumentFormat(_Turn):
+    """`--output-format json`: everything in one document at the end of the turn."""
+
+    def begin(self) -> list[tuple[int, bytes]]:
+        return self.noise()
+
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        match step:
+            case {"say": chunks}:
+                self.reply += "".join(chunks)
+            case {"tool": tool}:
+                self.tool_calls.append((tool["name"], tool["ok"]))
+            case {"error": {"message": message}}:
+                self.errors.append(message)
+        return []
+
+    def _stats(self) -> dict[str, Any]:
+        prompt_tokens, reply_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+        by_name: dict[str, dict[str, int]] = {}
+        for name, ok in self.tool_calls:
+            entry = by_name.setdefault(name, {"count": 0, "success": 0, "fail": 0, "durationMs": 0})
+            entry["count"] += 1
+            entry["success" if ok else "fail"] += 1
+        successes = sum(1 for _, ok in self.tool_calls if ok)
+        return {
+            "models": {
+                self.context.model: {
+                    "api": {
+                        "totalRequests": 1 + len(self.tool_calls),
+                        "totalErrors": 0,
+                        "totalLatencyMs": 1200,
+                    },
+                    "tokens": {
+                        "prompt": prompt_tokens,
+                        "candidates": reply_tokens,
+                        "total": prompt_tokens + reply_tokens,
+                        "cached": 0,
+                        "thoughts": 0,
+                        "tool": 0,
+                    },
+                }
+            },
+            "tools": {
+                "totalCalls": len(self.tool_calls),
+                "totalSuccess": successes,
+                "totalFail": len(self.tool_calls) - successes,
+                "totalDurationMs": 0,
+                # As gemini 0.61.0 counts them; --yolo approves every call.
+                "totalDecisions": {
+                    "accept": len(self.tool_calls),
+                    "reject": 0,
+                    "modify": 0,
+                    "auto_accept": 0,
+                },
+                "byName": by_name,
+            },
+            "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
+        }
+
+    def end(self, end: str) -> list[tuple[int, bytes]]:
+        if end == "none":
+            return []
+        document: dict[str, Any] = {"session_id": self.context.session_id}
+        if end == "failed":
+            document["error"] = {"type": "Error", "message": last_error_message(self.errors), "code": 1}
+        else:
+            document["response"] = self.reply
+            document["stats"] = self._stats()
+        text = dumps(document, indent=2 if self.variant["pretty"] else None)
+        return [(STREAMS[self.variant["document_stream"]], (text + "\n").encode("utf-8"))]
+
+
+class StreamFormat(_Turn):
+    """`--output-format stream-json`: init, the echoed prompt, deltas, tools, result."""
+
+    def __init__(self, context: TurnContext) -> None:
+        super().__init__(context)
+        self.tool_count = 0
+
+    def _event(self, kind: str, **fields: Any) -> tuple[int, bytes]:
+        return json_line({"type": kind, "timestamp": self.context.clock.iso(), **fields})
+
+    def begin(self) -> list[tuple[int, bytes]]:
+        return [
+            *self.noise(),
+            self._event("init", session_id=self.context.session_id, model=self.context.model),
+            self._event("message", role="user", content=self.context.prompt),
+        ]
+
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        match step:
+            case {"say": chunks}:
+                self.reply += "".join(chunks)
+                return [
+                    self._event("message", role="assistant", content=chunk, delta=True) for chunk in chunks
+                ]
+            case {"think": _}:
+                return []  # gemini does not stream its thoughts
+            case {"tool": tool}:
+                self.tool_count += 1
+                self.tool_calls.append((tool["name"], tool["ok"]))
+                tool_id = f"{tool['name']}-{self.context.clock.current}-{self.tool_count}"
+                return [
+                    self._event(
+                        "tool_use", tool_name=tool["name"], tool_id=tool_id, parameters=tool["input"]
+                    ),
+                    self._event(
+                        "tool_result",
+                        tool_id=tool_id,
+                        status="success" if tool["ok"] else "error",
+                        output=tool["output"],
+                    ),
+                ]
+            case {"error": {"message": message, "transient": transient}}:
+                if not transient:
+                    self.errors.append(message)
+                severity = "warning" if transient else "error"
+                return [self._event("error", severity=severity, message=message)]
+        raise AssertionError(step)
+
+    def end(self, end: str) -> list[tuple[int, bytes]]:
+        if end == "none":
+            return []
+        prompt_tokens, reply_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+        usage = {
+            "total_tokens": prompt_tokens + reply_tokens,
+            "input_tokens": prompt_tokens,
+            "output_tokens": reply_tokens,
+            "cached": 0,
+            "input": prompt_tokens,
+        }
+        # Key set and order as gemini 0.61.0 prints them (docs/real-engines.md).
+        stats = {
+            **usage,
+            "duration_ms": self.context.clock.elapsed_ms(),
+            "tool_calls": len(self.tool_calls),
+            "models": {self.context.model: dict(usage)},
+        }
+        if end == "failed":
+            error = {"type": "Error", "message": last_error_message(self.errors)}
+            return [self._event("result", status="error", error=error, stats=stats)]
+        return [self._event("result", status="success", stats=stats)]
+
+
+class TextFormat(_Turn):
+    """The default text output: the reply on stdout, errors on stderr."""
+
+    def begin(self) -> list[tuple[int, bytes]]:
+        return self.noise()
+
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        match step:
+            case {"say": chunks}:
+                text = "".join(chunks)
+                self.reply += text
+                return [(1, text.encode("utf-8"))]
+            case {"error": {"message": message}}:
+                self.errors.append(message)
+                return [text_line(f"Error: {message}", 2)]
+        return []
+
+    def end(self, end: str) -> list[tuple[int, bytes]]:
+        if end == "failed":
+            return [text_line(f"Error: {last_error_message(self.errors)}", 2)]
+        if end == "completed" and not self.reply.endswith("\n"):
+            return [(1, b"\n")]
+        return []

@@ -1,0 +1,165 @@
+"""opencode `run --format json`: NDJSON events, each with `sessionID`; plain text by default."""
+
+from __future__ import annotations
+
+from turngate.engines.fake.formats import TurnContext, json_line, last_error_message, text_line, tokens
+from turngate.engines.fake.sessions import fnv64
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def make(context: TurnContext) -> EventFormat | TextFormat:
+    if context.output_format == "json":
+        return EventFormat(context)
+    return TextFormat(context)
+
+
+class EventFormat:
+    def __init__(self, context: TurnContext) -> None:
+        self.context = context
+        self.top_level_text = context.variant["text_at"] == "top_level"
+        self.part_count = 0
+        self.reply = ""
+        self.errors_written = 0
+        self.errors: list[str] = []
+        self.message_count = 0
+        self.message_id = self._next_message_id()
+        self.after_tool = False  # a tool call ends a step: the next answer is a new step (real 1.18.33)
+
+    def _next_message_id(self) -> str:
+        self.message_count += 1
+        seed = f"{self.context.session_id}:{self.context.turn_number}:message:{self.message_count}"
+        return f"msg_{fnv64(seed):016x}{self.message_count:04d}"
+
+    def _part(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """A part as opencode 1.18.33 writes it: ids of the part, its message and its session first."""
+        return {
+            "id": self._part_id(),
+            "messageID": self.message_id,
+            "sessionID": self.context.session_id,
+            "type": kind,
+            **fields,
+        }
+
+    def _time(self) -> dict[str, int]:
+        start = self.context.clock.ms()
+        return {"start": start, "end": start}
+
+    def _new_step_after_tool(self) -> list[tuple[int, bytes]]:
+        if not self.after_tool:
+            return []
+        self.after_tool = False
+        finished = self._step_finish("tool-calls")
+        self.message_id = self._next_message_id()
+        return [finished, self._event("step_start", part=self._part("step-start"))]
+
+    def _step_finish(self, reason: str) -> tuple[int, bytes]:
+        input_tokens, output_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+        part = self._part(
+            "step-finish",
+            reason=reason,
+            tokens={
+                "total": input_tokens + output_tokens,
+                "input": input_tokens,
+                "output": output_tokens,
+                "reasoning": 0,
+                "cache": {"read": 0, "write": 0},
+            },
+            cost=0,
+        )
+        return self._event("step_finish", part=part)
+
+    def _part_id(self) -> str:
+        self.part_count += 1
+        seed = f"{self.context.session_id}:{self.context.turn_number}:{self.part_count}"
+        return f"prt_{fnv64(seed):016x}{self.part_count:04d}"
+
+    def _event(self, kind: str, **fields: Any) -> tuple[int, bytes]:
+        return json_line(
+            {
+                "type": kind,
+                "timestamp": self.context.clock.ms(),
+                "sessionID": self.context.session_id,
+                **fields,
+            }
+        )
+
+    def begin(self) -> list[tuple[int, bytes]]:
+        return [self._event("step_start", part=self._part("step-start"))]
+
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        match step:
+            case {"say": chunks}:
+                text = "".join(chunks)
+                self.reply += text
+                if self.top_level_text:
+                    return [*self._new_step_after_tool(), self._event("text", text=text)]
+                part = self._part("text", text=text, time=self._time())
+                return [*self._new_step_after_tool(), self._event("text", part=part)]
+            case {"think": text}:
+                part = self._part("reasoning", text=text, time=self._time())
+                return [*self._new_step_after_tool(), self._event("reasoning", part=part)]
+            case {"tool": tool}:
+                lines = self._new_step_after_tool()
+                self.after_tool = True
+                state: dict[str, Any] = {
+                    "status": "completed" if tool["ok"] else "error",
+                    "input": tool["input"],
+                }
+                state["output" if tool["ok"] else "error"] = tool["output"]
+                if tool["ok"]:
+                    state["metadata"] = {
+                        "output": tool["output"],
+                        "exit": tool["exit_code"],
+                        "truncated": False,
+                    }
+                command = tool["input"].get("command") if isinstance(tool["input"], dict) else None
+                state["title"] = command if isinstance(command, str) else tool["name"]
+                state["time"] = self._time()
+                call_id = f"call_{fnv64(self._part_id()):016x}"
+                part = self._part("tool", callID=call_id, tool=tool["name"], state=state)
+                return [*lines, self._event("tool_use", part=part)]
+            case {"error": {"message": message, "code": code, "transient": transient}}:
+                self.errors.append(message)
+                return [self._error(message, code, transient)]
+        raise AssertionError(step)
+
+    def _error(self, message: str, code: Any, transient: bool = False) -> tuple[int, bytes]:
+        self.errors_written += 1
+        data: dict[str, Any] = {"message": message}
+        if isinstance(code, int) and not isinstance(code, bool):
+            data["statusCode"] = code
+        data["isRetryable"] = transient  # as opencode 1.18.33's APIError says it
+        return self._event("error", error={"name": "APIError", "data": data})
+
+    def end(self, end: str) -> list[tuple[int, bytes]]:
+        if end == "completed":
+            # A turn whose last step was a tool call still ends with an answer step (maybe empty).
+            lines = self._new_step_after_tool()
+            return [*lines, self._step_finish("stop")]
+        if end == "failed" and not self.errors_written:
+            return [self._error(last_error_message(self.errors), None)]
+        return []
+
+
+class TextFormat:
+    """`--format default`: the reply text only."""
+
+    def __init__(self, context: TurnContext) -> None:
+        self.context = context
+
+    def begin(self) -> list[tuple[int, bytes]]:
+        return []
+
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        match step:
+            case {"say": chunks}:
+                return [text_line("".join(chunks))]
+            case {"error": {"message": message}}:
+                return [text_line(f"Error: {message}", 2)]
+        return []
+
+    def end(self, end: str) -> list[tuple[int, bytes]]:
+        return []

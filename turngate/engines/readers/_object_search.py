@@ -1,0 +1,219 @@
+"""Finding a JSON object anywhere in text (after noise, glued to it mid-line), in linear time.
+
+Every ``{`` that could open an object (a ``{`` followed, after JSON whitespace,
+by ``}`` or by a complete string key, its colon and the first character of a
+value) is a candidate, tried with
+``json.JSONDecoder.raw_decode``; any other ``{`` fails to decode at once, so a
+regular expression skips those at C speed (text dense in ``{`` costs a scan,
+not a decoder call per brace). An object that decodes is skipped as a whole.
+Three things keep the total work linear:
+
+- A failed ``raw_decode`` costs as much as the text before the failure,
+  because ``JSONDecodeError`` counts newlines from the start of the string it
+  is given. So each candidate is decoded from a window of the text that
+  doubles only while the failure could be due to the window's own end.
+- Candidates nested inside a failed one would fail again at the same place,
+  re-reading the same text. When decoding from ``p`` fails at ``e``, the
+  ``{`` that were open at ``e`` in ``p``'s (valid up to ``e``) structure are
+  dropped: their parse shares ``p``'s innermost state at ``e``. When it fails
+  for nesting deeper than `MAX_JSON_DEPTH` (checked before decoding, see
+  `_bounded_json`), the ``{`` whose own nesting is already deeper than any
+  wanted object's are dropped. Where the structure opens level after level
+  with nothing closed in between (``{"a":{"a":...``, the usual shape of deep
+  noise), that run is measured with one pattern match and dropped whole, so a
+  structure a million levels deep costs a scan, not a Python step per level.
+- Nothing recurses on the text's nesting: the decoder only runs on windows
+  whose first value is known to nest at most `MAX_JSON_DEPTH` deep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from turngate.engines.readers._bounded_json import MAX_JSON_DEPTH, too_deep
+from turngate.engines.readers._stream import JsonObject
+
+_DECODER = json.JSONDecoder()
+_FIRST_WINDOW = 256
+# How far before the end of a window a decoding error may be caused by the cut
+# (a cut "-Infinity", number or \u escape) rather than by the text itself.
+_CUT_MARGIN = 16
+# Depth at which the structure of a candidate nested too deeply is looked at (just past
+# the bound), and the deepest a wanted object may nest inside a too-deep structure.
+_INSPECTED_DEPTH = MAX_JSON_DEPTH + 1
+_OBJECT_DEPTH = 64
+
+# The structure of a valid JSON prefix: whole strings (or one cut at the end) and brackets.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]', re.DOTALL)
+# A "{" that can open an object: JSON whitespace, then "}", or a whole string key, ":" and
+# the first character of a value (the decoder's: a string, object, array, number, true,
+# false, null, NaN, Infinity, -Infinity). Any other "{" fails to decode right there.
+_CANDIDATE = re.compile(
+    r'\{[ \t\n\r]*(?:\}|"[^"\\]*(?:\\.[^"\\]*)*"[ \t\n\r]*:[ \t\n\r]*["{\[\-0-9tfnNI])', re.DOTALL
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The object, and where it is in the text (character indices, end exclusive)."""
+
+    start: int
+    end: int
+    value: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """No object decodes at this candidate; neither does one at ``doomed`` (indices in the text),
+    nor at any brace before ``passed`` (an index in the text; the candidate's own when none is)."""
+
+    doomed: tuple[int, ...]
+    passed: int = 0
+
+
+def find_object(text: str, wanted: Callable[[JsonObject], bool]) -> Found | None:
+    """The first object in ``text`` that decodes and is ``wanted``."""
+    return next((found for found in iter_objects(text) if wanted(found.value)), None)
+
+
+def iter_objects(text: str) -> Iterator[Found]:
+    """Every object that decodes, left to right; the inside of one is not searched again."""
+    doomed: set[int] = set()
+    candidates = _Candidates(text)
+    start = candidates.next(0)
+    while start >= 0:
+        if start in doomed:
+            start = candidates.next(start + 1)
+            continue
+        match _decode_at(text, start):
+            case Found(end=end) as found:
+                yield found
+                start = candidates.next(end)
+            case _Failure(doomed=more, passed=passed):
+                # Doomed braces with no other brace between them are passed over with one
+                # find each (a deep structure dooms them by the hundred), not a candidate search;
+                # only those after the last one passed need remembering (the search goes forward).
+                resume = max(start, passed - 1)
+                for brace in more:  # in text order
+                    if brace <= resume:
+                        continue
+                    if text.find("{", resume + 1, brace) != -1:
+                        break
+                    resume = brace
+                doomed.update(brace for brace in more if brace > resume)
+                start = candidates.next(resume + 1)
+
+
+_AFTER_BRACE = re.compile(r'["}]')
+_JSON_SPACE = " \t\n\r"
+_OPENERS = frozenset("{[")
+_CLOSERS = frozenset("}]")
+
+
+class _Candidates:
+    """The next candidate at or after a position, for non-decreasing positions (linear overall).
+
+    One search of the candidate pattern, in C: it is tried at each "{" and fails within the few
+    characters a "{" that opens no object shows (a text dense in "{\"a\":x" costs one attempt per
+    brace, not a Python step per brace or per quote). Its string part stops at the string's closing
+    quote, which no later attempt scans past again from an earlier brace, so the attempts together
+    read the text a bounded number of times.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def next(self, position: int) -> int:
+        text = self.text
+        # A candidate's "{" comes right before a quote or "}" (after blanks): the search starts at the
+        # brace before the first of those, so a run of braces with none after them is one scan.
+        hit = _AFTER_BRACE.search(text, position)
+        if hit is None:
+            return -1
+        begin = hit.start()
+        while begin > position and text[begin - 1] in _JSON_SPACE:
+            low = max(position, begin - 4096)
+            begin = low + len(text[low:begin].rstrip(_JSON_SPACE))
+        found = _CANDIDATE.search(text, max(position, begin - 1))
+        return -1 if found is None else found.start()
+
+
+def _decode_at(text: str, start: int) -> Found | _Failure:
+    window = _FIRST_WINDOW
+    while True:
+        chunk = text[start : start + window]
+        if too_deep(chunk):
+            passed = _past_opening_run(text, start)
+            if passed is not None:
+                return _Failure((), passed)
+            return _Failure(tuple(start + index for index in _too_deep(chunk)))
+        try:
+            value, end = _DECODER.raw_decode(chunk)
+        except RecursionError:  # cannot happen under the bound; a deep caller stack is not the text's fault
+            return _Failure(())
+        except json.JSONDecodeError as error:
+            near_the_cut = error.pos >= len(chunk) - _CUT_MARGIN
+            # an unterminated string is reported where it starts, not where the text ran out
+            if (near_the_cut or error.msg.startswith("Unterminated string")) and start + window < len(text):
+                window *= 2
+                continue
+            return _Failure(tuple(start + index for index in _open_braces(chunk, error.pos)))
+        # the text starts with "{", so what decodes is an object
+        return Found(start, start + end, value) if isinstance(value, dict) else _Failure(())
+
+
+def _open_braces(chunk: str, failed_at: int) -> list[int]:
+    """The ``{`` still open where decoding ``chunk`` failed (the text before is a valid JSON prefix)."""
+    stack = _nesting(chunk, failed_at, depth=None)
+    return [index for bracket, index in stack if bracket == "{"]
+
+
+def _too_deep(chunk: str) -> list[int]:
+    """The ``{`` nested deeper than any wanted object when the nesting reached ``_INSPECTED_DEPTH``."""
+    stack = _nesting(chunk, len(chunk), depth=_INSPECTED_DEPTH)
+    if len(stack) < _INSPECTED_DEPTH:
+        return []
+    return [index for bracket, index in stack[: len(stack) - _OBJECT_DEPTH] if bracket == "{"]
+
+
+# A run of levels opened with nothing closed in between, as the structure's own lexing sees it:
+# opening brackets, characters that are neither quotes nor brackets, whole strings, and whole arrays
+# (nested at most two deep) that close inside the run. No "{" stands anywhere in the run but as the
+# opener of a level, so every "{" in it is a candidate nested in all those before it. Possessive
+# throughout: nothing is backtracked, no backtracking state is kept.
+_STRING_WITHOUT_BRACE = r'"(?:[^"\\{]++|\\[^{])*+"'
+_FLAT_ARRAY = rf'\[(?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE})*+\]'
+_CLOSED_ARRAY = rf'\[(?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE}|{_FLAT_ARRAY})*+\]'
+_OPENING_RUN = re.compile(rf'(?:[{{\[](?:[^"{{}}\[\]]++|{_STRING_WITHOUT_BRACE}|{_CLOSED_ARRAY})*+)++')
+
+
+def _past_opening_run(text: str, start: int) -> int | None:
+    """If the too-deep structure at ``start`` opens more than `_OBJECT_DEPTH` objects before it
+    closes anything: where the last `_OBJECT_DEPTH` of them begin. Every "{" before that holds more
+    than `_OBJECT_DEPTH` levels, so it nests deeper than any wanted object."""
+    run = _OPENING_RUN.match(text, start)
+    if run is None:
+        return None
+    position = run.end()
+    for _ in range(_OBJECT_DEPTH):
+        position = text.rfind("{", start, position)
+        if position == -1:
+            return None  # the run opens too few objects
+    return position if position > start else None
+
+
+def _nesting(chunk: str, end: int, depth: int | None) -> list[tuple[str, int]]:
+    """The open brackets at ``end``, or as soon as ``depth`` of them are open."""
+    stack: list[tuple[str, int]] = []
+    for token in _STRUCTURE.finditer(chunk, 0, end):
+        bracket = token.group()
+        if bracket in _OPENERS:
+            stack.append((bracket, token.start()))
+            if len(stack) == depth:
+                break
+        elif bracket in _CLOSERS and stack:
+            stack.pop()
+    return stack

@@ -1,0 +1,94 @@
+"""Plumbing shared by the readers: lines with byte offsets, JSON objects, typed field access.
+
+Nothing here raises on any input: a line that is not a JSON object is ``None``
+to the caller, a field of the wrong type is ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from turngate.engines.readers import _bounded_json
+from turngate.engines.readers.events import Event, JsonValue, RawLine, UnknownEvent
+
+STDOUT = "stdout"
+STDERR = "stderr"
+
+JsonObject: TypeAlias = dict[str, JsonValue]
+
+# Lone surrogates come from JSON escapes such as "\ud800" or from undecodable
+# bytes kept as surrogate escapes; either would make a str that cannot be encoded.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of a stream: where it starts, and its bytes without the line ending."""
+
+    offset: int
+    data: bytes
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+def split_lines(data: bytes, base_offset: int = 0) -> Iterator[Line]:
+    """The non-blank lines of ``data``; a last line without a newline (a cut stream) is a line too."""
+    offset = base_offset
+    for chunk in data.split(b"\n"):
+        if chunk.strip():
+            yield Line(offset, chunk.removesuffix(b"\r"))
+        offset += len(chunk) + 1
+
+
+def raw_lines(data: bytes, stream: str, base_offset: int = 0) -> list[Event]:
+    return [RawLine(line.text, stream, line.offset) for line in split_lines(data, base_offset)]
+
+
+def parse_object(line: Line) -> JsonObject | None:
+    """The JSON object on this line, or None when the line is anything else."""
+    if not line.data.startswith(b"{") and not line.data.lstrip().startswith(b"{"):
+        return None
+    try:
+        value = _bounded_json.loads(line.text)
+    except ValueError:  # NestingTooDeep included: an absurdly deep line is not an event
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def clean_text(value: str) -> str:
+    """``value`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
+    if value.isascii():  # O(1) in CPython: most fields are ASCII and need no search
+        return value
+    return _SURROGATE.sub("\ufffd", value)
+
+
+def str_field(record: JsonObject | None, key: str) -> str | None:
+    value = record.get(key) if record is not None else None
+    return clean_text(value) if isinstance(value, str) else None
+
+
+def object_field(record: JsonObject | None, key: str) -> JsonObject | None:
+    value = record.get(key) if record is not None else None
+    return value if isinstance(value, dict) else None
+
+
+def code_field(record: JsonObject | None, key: str) -> str | int | None:
+    """An error code: a string or an integer (JSON true/false is neither)."""
+    value = record.get(key) if record is not None else None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return clean_text(value) if isinstance(value, str) else None
+
+
+def unknown(record: JsonObject, line: Line, stream: str, event_type: str | None = None) -> UnknownEvent:
+    """Keep a JSON line the reader cannot give a meaning to, under its own type (or ``event_type``)."""
+    if event_type is None:
+        event_type = str_field(record, "type") or ""
+    return UnknownEvent(event_type, line.text, stream, line.offset)

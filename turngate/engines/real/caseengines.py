@@ -1,0 +1,62 @@
+"""Real engines for one case of `turngate run --engines real`: a model server and launchers over the fakes.
+
+Each case gets its own model server (a thread on 127.0.0.1, port 0) reading
+that case's scripts folder, and real launchers written over the fake ones in
+the case's ``bin``; engines without a pin (iflow) stay fake. A scenario whose
+script a real CLI cannot play (process-level steps, format variants: see
+turngate/engines/modelserver/rounds.py) is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turngate.engines.fake.compiler import check, normalise
+from turngate.engines.fake.problems import ScriptProblem
+from turngate.engines.modelserver.endpoint import ModelServer
+from turngate.engines.modelserver.rounds import playable
+from turngate.engines.real.install import write_launchers
+from turngate.engines.real.lock import Pin
+
+
+@dataclass(frozen=True, slots=True)
+class RealEngines:
+    """Which real builds replace the fakes, and where they are installed."""
+
+    pins: tuple[Pin, ...]
+    cache: Path
+
+    def engines(self) -> frozenset[str]:
+        return frozenset(pin.engine for pin in self.pins)
+
+    def missing(self) -> list[Pin]:
+        """Pins not installed in the cache (`turngate engines real install` first)."""
+        return [pin for pin in self.pins if not pin.executable(self.cache).exists()]
+
+    def unplayable(self, engine: str, case: str, script: Mapping[str, Any]) -> str | None:
+        """Why the real ``engine`` cannot play this scenario script, or None (also None for fake engines)."""
+        if engine not in self.engines():
+            return None
+        document = {"case": case, **script}
+        try:
+            check(document, case)
+        except ScriptProblem as problem:
+            return problem.message
+        return playable(normalise(document, case))
+
+    @contextmanager
+    def for_case(self, workdir: Path, scripts: Path, call_log: Path) -> Iterator[ModelServer]:
+        with ModelServer(scripts, workdir / "model-requests.jsonl", workdir / "model-data") as server:
+            write_launchers(
+                workdir / "bin",
+                self.pins,
+                self.cache,
+                model_url=server.url,
+                scripts=scripts,
+                call_log=call_log,
+            )
+            yield server

@@ -1,0 +1,237 @@
+"""`turngate engines selfcheck`: every bundled example played by every engine, read back.
+
+Each example script runs turn by turn through the installed launchers as real
+processes (resuming with the session id the reader found, as an orchestrator
+would), and the stream is read by the reference readers, which know only the
+documented formats. Per turn, three things must hold: the reply text the
+script said is recovered exactly, the end-of-turn signal is what the script
+asked for, and the exit code is the turn's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turngate.engines import readers
+from turngate.engines.fake.compiler import compile_script
+from turngate.engines.fake.install import install
+
+EXAMPLES = Path(__file__).resolve().parent / "fake" / "examples"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One engine with one output format, and how an orchestrator invokes it."""
+
+    name: str
+    engine: str
+    output_format: str
+
+    def first_turn(self, prompt: str) -> list[str]:
+        match self.engine:
+            case "codex":
+                return ["exec", "--skip-git-repo-check", "--json", "--full-auto", prompt]
+            case "gemini":
+                return ["--yolo", "--output-format", self.output_format, prompt]
+            case "iflow":
+                return ["--yolo", "--thinking", "-p", prompt]
+        return ["run", "--format", "json", prompt]
+
+    def resume(self, session_id: str, reply: str) -> list[str]:
+        match self.engine:
+            case "codex":
+                return ["exec", "resume", "--skip-git-repo-check", "--json", "--full-auto", session_id, reply]
+            case "gemini":
+                return ["--resume", session_id, "--yolo", "--output-format", self.output_format, reply]
+            case "iflow":
+                return ["--resume", session_id, "--yolo", "--thinking", "-p", reply]
+        return ["run", f"--session={session_id}", "--format", "json", reply]
+
+
+PROFILES = (
+    Profile("codex", "codex", "json"),
+    Profile("gemini/stream-json", "gemini", "stream-json"),
+    Profile("gemini/json", "gemini", "json"),
+    Profile("iflow", "iflow", "text"),
+    Profile("opencode", "opencode", "json"),
+)
+
+ABNORMAL_ENDINGS = ("crash", "hang", "truncate")
+
+
+def said_texts(turn: dict[str, Any]) -> list[str]:
+    """The reply texts a turn says before anything ends it abnormally."""
+    texts = []
+    for step in turn["steps"]:
+        if any(kind in step for kind in ABNORMAL_ENDINGS):
+            break
+        if "say" in step:
+            texts.append("".join(step["say"]))
+    return texts
+
+
+def ends_abnormally(turn: dict[str, Any]) -> bool:
+    return any(kind in step for step in turn["steps"] for kind in ABNORMAL_ENDINGS)
+
+
+def expected_reply(profile: Profile, turn: dict[str, Any]) -> str:
+    """The turn's reply as the documented format carries it (docs/fake-engines.md)."""
+    texts = said_texts(turn)
+    if profile.engine == "iflow":
+        return "".join(text if text.endswith("\n") else text + "\n" for text in texts)
+    if profile.output_format == "json" and profile.engine == "gemini":
+        # one document at the end of a completed turn, or none at all
+        return "".join(texts) if turn["end"] == "completed" and not ends_abnormally(turn) else ""
+    return "".join(texts)
+
+
+def expected_turn_end(profile: Profile, turn: dict[str, Any]) -> bool | None:
+    """True for a proper end, False for a failure signal, None for no end-of-turn signal."""
+    if turn["end"] == "completed" and not ends_abnormally(turn):
+        return True
+    if profile.engine == "opencode" and _opencode_step_after_tool(turn):
+        return False  # the tool's step ended with step_finish reason tool-calls, and no stop came
+    if ends_abnormally(turn) or turn["end"] == "none":
+        return None
+    # iflow and opencode have no failure event that ends a turn: the block / step_finish is absent
+    return None if profile.engine in ("iflow", "opencode") else False
+
+
+def _opencode_step_after_tool(turn: dict[str, Any]) -> bool:
+    """A tool step followed by an answer step (say, think, tool) before the turn stops: a new step began."""
+    seen_tool = False
+    for step in turn["steps"]:
+        kind = next(iter(step))
+        if kind in ("hang", "crash", "truncate"):
+            return False
+        if seen_tool and kind in ("say", "think", "tool"):
+            return True
+        seen_tool = seen_tool or kind == "tool"
+    return False
+
+
+@dataclass(frozen=True)
+class TurnCheck:
+    example: str
+    profile: str
+    turn: int
+    problems: tuple[str, ...]
+
+
+def check_example(
+    path: Path, profile: Profile, bin_dir: Path, env: dict[str, str], workdir: Path
+) -> list[TurnCheck]:
+    compiled = compile_script(path)
+    case_id = compiled["case"]
+    checks = []
+    session_id: str | None = None
+    for number, turn in enumerate(compiled["turns"], start=1):
+        if number == 1:
+            args = profile.first_turn(f"Run the example. tg-case-{case_id}")
+        elif session_id is None:
+            checks.append(TurnCheck(case_id, profile.name, number, ("no session id to resume with",)))
+            break
+        else:
+            args = profile.resume(session_id, f"reply {number}")
+        completed = subprocess.run(
+            [str(bin_dir / profile.engine), *args],
+            env=env,
+            cwd=workdir,
+            capture_output=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        options = {"mode": profile.output_format} if profile.engine == "gemini" else {}
+        transcript = readers.read(profile.engine, completed.stdout, completed.stderr, **options)
+        problems = []
+        reply = "".join(transcript.assistant_messages())
+        if reply != expected_reply(profile, turn):
+            problems.append(f"reply {reply!r} != said {expected_reply(profile, turn)!r}")
+        if profile.engine in ("codex", "opencode") and transcript.assistant_messages() != tuple(
+            said_texts(turn)
+        ):
+            problems.append(f"messages {transcript.assistant_messages()!r} != {tuple(said_texts(turn))!r}")
+        end = transcript.turn_end()
+        observed_end = None if end is None else end.ok
+        if observed_end != expected_turn_end(profile, turn):
+            problems.append(f"end of turn {observed_end} != expected {expected_turn_end(profile, turn)}")
+        expected_code = _expected_exit_code(turn)
+        if completed.returncode != expected_code:
+            problems.append(
+                f"exit code {completed.returncode} != {expected_code}: {completed.stderr[-300:]!r}"
+            )
+        session_id = transcript.session_id() or session_id
+        checks.append(TurnCheck(case_id, profile.name, number, tuple(problems)))
+    return checks
+
+
+def _expected_exit_code(turn: dict[str, Any]) -> int:
+    for step in turn["steps"]:
+        if "crash" in step:
+            crash = step["crash"]
+            return -_signal_number(crash["signal"]) if crash["signal"] else int(crash["exit_code"])
+        if "truncate" in step:
+            return int(step["truncate"]["exit_code"])
+    return int(turn["exit_code"])
+
+
+def _signal_number(name: str) -> int:
+    import signal
+
+    return int(getattr(signal, name))
+
+
+def run_selfcheck(examples: Sequence[Path] = (), profiles: Sequence[Profile] = PROFILES) -> list[TurnCheck]:
+    paths = list(examples) or sorted(EXAMPLES.glob("*.yaml"))
+    with tempfile.TemporaryDirectory(prefix="turngate-selfcheck-") as folder:
+        root = Path(folder)
+        scripts = root / "scripts"
+        scripts.mkdir()
+        for path in paths:
+            shutil.copy(path, scripts / path.name)
+        install(root / "bin")
+        workdir = root / "run"
+        workdir.mkdir()
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(root),
+            "TURNGATE_SCRIPTS": str(scripts),
+            "TURNGATE_STATE": str(root / "state"),
+        }
+        results = []
+        for path in paths:
+            for profile in profiles:
+                results.extend(check_example(scripts / path.name, profile, root / "bin", env, workdir))
+        return results
+
+
+def report(results: list[TurnCheck]) -> str:
+    examples = sorted({check.example for check in results})
+    profiles = [profile.name for profile in PROFILES]
+    width = max(len(name) for name in examples) if examples else 10
+    lines = ["example".ljust(width) + "  " + "  ".join(name.ljust(18) for name in profiles)]
+    for example in examples:
+        cells = []
+        for name in profiles:
+            turns = [check for check in results if check.example == example and check.profile == name]
+            failed = [check for check in turns if check.problems]
+            cells.append(
+                (f"FAIL ({len(failed)}/{len(turns)})" if failed else f"ok ({len(turns)} turns)").ljust(18)
+            )
+        lines.append(example.ljust(width) + "  " + "  ".join(cells))
+    failures = [check for check in results if check.problems]
+    for check in failures:
+        lines.append(
+            f"FAIL {check.example} [{check.profile}] turn {check.turn}: " + "; ".join(check.problems)
+        )
+    passed = len(results) - len(failures)
+    lines.append(f"{passed} passed, {len(failures)} failed")
+    return "\n".join(lines)

@@ -1,0 +1,5 @@
+"""Spec mutants of the reference orchestrator: each breaks named spec sentences (docs/mutants.md)."""
+
+from turngate.implementations.mutants.model import Mutant, Patch, activate
+
+__all__ = ["Mutant", "Patch", "activate"]

@@ -1,0 +1,442 @@
+"""`turngate probe`: find out what a job-API server offers and write its target file.
+
+It asks the server, with turngate's fake engines behind it (installed with
+``turngate engines install DIR --scripts SCRIPTS``), what a new user would
+otherwise learn case by case:
+
+- whether it speaks the job API at all, and whether it wants credentials;
+- how it installs a skill (synchronously, or asynchronously with its own status);
+- which engines it runs (a tiny auto job per engine; one refused with
+  ``SKILL_ENGINE_UNSUPPORTED`` is left out, one that wants a model is named);
+- whether it streams events (SSE) and what its history endpoint holds
+  (protocol events, or its runtime events: then the stream's chat events are read);
+- whether it honours a short ``session_timeout_sec`` in real time (an
+  interactive job left unanswered with ``interactive_require_user_reply: false``);
+- where it shows each attempt's audit record (``audit_source``: the shapes of
+  connectors/evidence.py, tried on a waiting job);
+- its runtime patch's modules, in its own words (``patch_modules``): one job per
+  mode of a skill with an artifact and an output schema, each part of the
+  patched SKILL.md its engine read recognised by what it says (patchmap.py).
+
+Every finding is printed as one line and the target file is written with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from turngate.judge.connectors.callpatch import split_patched
+from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
+from turngate.judge.connectors.http import HttpConnector, TargetError, TargetUnreachable, is_fcmp, probe
+from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
+from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
+from turngate.judge.runner import write_skill
+from turngate.protocol.connector import CaseSetup, CaseSkipped
+from turngate.protocol.skill_patch import PATCH_BANNER
+
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+PROBE_SKILL: Final = "turngate-probe"
+DONE: Final = '{"greeting": "Hi", "__SKILL_DONE__": true}'
+
+
+@dataclass
+class Findings:
+    lines: list[str] = field(default_factory=list)
+    target: dict[str, Any] = field(default_factory=dict)
+
+    def say(self, line: str) -> None:
+        self.lines.append(line)
+        print(line, flush=True)
+
+
+def probe_server(
+    base_url: str,
+    *,
+    scripts: Path,
+    call_log: Path | None,
+    workdir: Path,
+    models: Mapping[str, str],
+    engines: Sequence[str] = ENGINES,
+    extra: Mapping[str, Any] | None = None,
+    timeout_probe: bool = True,
+) -> Findings:
+    """Probe the server; the findings and the target file's contents."""
+    found = Findings()
+    raw: dict[str, Any] = {"base_url": base_url, "scripts_dir": str(scripts), **(extra or {})}
+    if call_log is not None:
+        raw["call_log"] = str(call_log)
+    if models:
+        raw["models"] = dict(models)
+    options = http_options(raw, None)
+    probe(options)  # down or not the job API: one line, the caller stops
+    found.say(f"job API: {base_url} answers GET /v1/jobs/<unknown> with 404")
+    scripts.mkdir(parents=True, exist_ok=True)
+    skill = write_skill(workdir, {}, name=PROBE_SKILL)
+
+    accepted: list[str] = []
+    install_mode = None
+    for engine in engines:
+        outcome = _auto_job(options, skill, engine, scripts, workdir)
+        install_mode = install_mode or outcome.get("install")
+        if outcome["ok"]:
+            accepted.append(engine)
+            found.say(f"engine {engine}: runs (auto job {outcome['state']})")
+        else:
+            found.say(f"engine {engine}: not used: {outcome['why']}")
+    found.say(f"skill install: {install_mode or 'unknown'}")
+    raw["engines"] = accepted
+    if not accepted:
+        found.say("no engine ran a job: check the server's engine prefix and the launchers' --scripts")
+        found.target = raw
+        return found
+
+    events = _events(options, skill, accepted[0], scripts, workdir)
+    found.say(f"events: SSE stream {'yes' if events['stream'] else 'no'}; history holds {events['history']}")
+    raw["events_stream"] = bool(events["stream"])
+    raw["events_source"] = "history" if events["history"] == "protocol events" else "stream"
+    if not events["stream"] and events["history"] != "protocol events":
+        raw["events_source"] = "none"
+
+    if call_log is not None:
+        each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
+        found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
+        raw["probes_each_run"] = each_run
+        if "gemini" in accepted:
+            chosen = _gemini_format_from_skill(options, skill, scripts, workdir, call_log)
+            answer = "yes" if chosen == "stream-json" else f"no (gemini ran {chosen or 'unknown'})"
+            found.say(f"gemini output format from the skill's assets/gemini_settings.json: {answer}")
+            raw["skill_gemini_settings"] = chosen == "stream-json"
+        learned = _patch_modules(options, accepted[0], scripts, workdir, call_log)
+        for line in learned.said:
+            found.say(line)
+        if learned.modules:
+            raw["patch_modules"] = learned.modules
+            found.say(f"patch modules: {len(learned.modules)} learned, written as patch_modules")
+        elif learned.problem is not None:
+            found.say(
+                "patch modules: not learned; the patch order checks stay unverified (name them by hand)"
+            )
+    source = _audit_source(options, skill, accepted[0], scripts, workdir)
+    if source is not None:
+        raw["audit_source"] = source.to_json()
+        found.say(f"audit records per attempt: yes, at {source.path} (written as audit_source)")
+    else:
+        found.say("audit records per attempt: none found (the audit checks stay unverified)")
+    if timeout_probe:
+        honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
+        found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
+        raw["honours_session_timeout"] = honoured
+    found.target = raw
+    return found
+
+
+def _setup(
+    skill: Path, engine: str, case: str, mode: str, workdir: Path, runtime: Mapping[str, Any] | None = None
+) -> CaseSetup:
+    return CaseSetup(case, engine, skill, {"mode": mode, **(runtime or {})}, None, workdir, {}, workdir)
+
+
+def _script(scripts: Path, case: str, turns: list[Any]) -> None:
+    (scripts / f"{case}.yaml").write_text(yaml.safe_dump({"case": case, "turns": turns}), encoding="utf-8")
+
+
+def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> dict[str, Any]:
+    case = f"{PROBE_SKILL}__auto__{engine}"
+    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "auto", workdir))
+        connector.settle()
+        observed = connector.observe()
+    except CaseSkipped as refusal:
+        return {"ok": False, "why": str(refusal), "install": connector.install_flow}
+    except TargetUnreachable:
+        raise
+    except TargetError as error:
+        why = str(error)
+        if "model" in why.lower() and engine not in options.models:
+            why += f" (the server may want a model: --model {engine}=NAME)"
+        return {"ok": False, "why": why, "install": connector.install_flow}
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    ok = observed.state == "succeeded"
+    return {"ok": ok, "state": observed.state, "why": observed.state, "install": connector.install_flow}
+
+
+def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> dict[str, Any]:
+    case = f"{PROBE_SKILL}__events__{engine}"
+    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    connector = HttpConnector(replace(options, events_source="history"))
+    try:
+        connector.start(_setup(skill, engine, case, "auto", workdir))
+        connector.settle()
+        history = connector._history()
+        stream = connector._stream_events()
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    if history is None:
+        holds = "nothing usable (no endpoint)"
+    elif any(map(is_fcmp, history)):
+        holds = "protocol events"
+    else:
+        holds = "runtime events, not protocol events"
+    return {"stream": bool(stream), "history": holds}
+
+
+def _probes_each_run(
+    options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path, call_log: Path
+) -> bool:
+    """Whether a second interactive job makes the server probe the engine's help again.
+
+    Resume support matters to interactive runs only, and a server that caches its probe does it
+    once: so two interactive jobs, and the call log of the second is read.
+    """
+    _interactive_job(options, skill, engine, scripts, workdir)
+    before = call_log.stat().st_size if call_log.exists() else 0
+    _interactive_job(options, skill, engine, scripts, workdir)
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    return any(_action(line) == "help" for line in lines)
+
+
+def _gemini_format_from_skill(
+    options: HttpOptions, skill: Path, scripts: Path, workdir: Path, call_log: Path
+) -> str | None:
+    """The output format gemini ran in for a skill whose own settings ask for stream-json.
+
+    The fake gemini records the format it was given (flag or settings.json) in the call log; a
+    server that enforces its own (json) makes the stream-json scenarios impossible there.
+    """
+    case = f"{PROBE_SKILL}__gemini-format__gemini"
+    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    before = call_log.stat().st_size if call_log.exists() else 0
+    connector = HttpConnector(replace(options, skill_gemini_settings=True))
+    try:
+        setup = replace(_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json")
+        connector.start(setup)
+        connector.settle()
+    except (CaseSkipped, TargetError):
+        return None
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    for line in lines:
+        try:
+            call = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(call, dict) and call.get("case") == case and call.get("output_format"):
+            return str(call["output_format"])
+    return None
+
+
+def _patch_modules(
+    options: HttpOptions, engine: str, scripts: Path, workdir: Path, call_log: Path
+) -> Learned:
+    """The server's patch-module map, from the SKILL.md its engine read in an auto and an
+    interactive job of a skill declaring the probe's artifact and output schema."""
+    spec = {
+        "artifacts": [PROBE_ARTIFACT],
+        "output_schema": {
+            "type": "object",
+            "properties": {PROBE_PROPERTY: {"type": "string"}},
+            "required": [PROBE_PROPERTY],
+        },
+    }
+    skill = write_skill(workdir / "patch-probe", spec, name=f"{PROBE_SKILL}-patch")
+    original = (skill / "SKILL.md").read_text(encoding="utf-8")
+    done = json.dumps({PROBE_PROPERTY: "hi", "__SKILL_DONE__": True})
+    added: dict[str, str | None] = {}
+    for mode, turns in (
+        ("auto", [{"steps": [{"say": done}]}]),
+        ("interactive", [{"steps": [{"say": "Which word?"}]}, {"steps": [{"say": done}]}]),
+    ):
+        case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
+        _script(scripts, case, turns)
+        before = call_log.stat().st_size if call_log.exists() else 0
+        connector = HttpConnector(options)
+        try:
+            connector.start(_setup(skill, engine, case, mode, workdir))
+            connector.settle()
+        except (CaseSkipped, TargetError) as refusal:
+            return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
+        finally:
+            connector.close()
+            (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        added[mode] = _added_text(call_log, before, case, skill.name, original)
+    if added["auto"] is None or added["interactive"] is None:
+        why = "the engine found no SKILL.md of the probe skill in its working directory"
+        return Learned({}, (f"patch modules: not read: {why}",), why)
+    if PATCH_BANNER in added["auto"]:
+        return Learned({}, ("patch modules: named by turngate's own markers (no map needed)",))
+    return learn(added["auto"], added["interactive"])
+
+
+def _added_text(call_log: Path, before: int, case: str, skill: str, original: str) -> str | None:
+    """What the server added to the probe skill's SKILL.md in this case's latest engine run."""
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    calls = []
+    for line in lines:
+        try:
+            call = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(call, dict) and call.get("case") == case:
+            calls.append(call)
+    for call in reversed(calls):
+        for folder, seen in (call.get("skills") or {}).items():
+            if (
+                Path(str(folder)).name == skill
+                and isinstance(seen, dict)
+                and isinstance(seen.get("text"), str)
+            ):
+                if PATCH_BANNER in seen["text"]:
+                    return PATCH_BANNER
+                return split_patched(original, seen["text"])[1]
+    return None
+
+
+def _action(line: str) -> object:
+    try:
+        call = json.loads(line)
+    except ValueError:
+        return None
+    return call.get("action") if isinstance(call, dict) else None
+
+
+def _audit_source(
+    options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path
+) -> AuditSource | None:
+    """The first known audit source that shows a waiting job's first attempt (connectors/evidence.py)."""
+    case = f"{PROBE_SKILL}__audit__{engine}"
+    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.settle()
+        for candidate in AUDIT_CANDIDATES:
+            source = AuditSource.parse(candidate, "audit source")
+            status, answer = connector._call("GET", source.path.format(job=connector._id, attempt=1))
+            if status == 200 and source.marker_in(answer) is not None:
+                return source
+        return None
+    except (CaseSkipped, TargetError):
+        return None
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+
+
+def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
+    """An interactive job that asks and is left waiting, then canceled."""
+    case = f"{PROBE_SKILL}__interactive__{engine}"
+    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.settle()
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+
+
+def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
+    """An interactive job that asks, left unanswered, with a 2 s timeout and no reply required."""
+    case = f"{PROBE_SKILL}__timeout__{engine}"
+    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    connector = HttpConnector(options)
+    runtime = {"require_user_reply": False, "session_timeout_sec": 2}
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir, runtime))
+        connector.settle()
+        if connector._status().get("status") != "waiting_user":
+            return False
+        deadline = time.monotonic() + 2 + options.clock_grace_sec
+        while time.monotonic() < deadline:
+            if connector._status().get("status") != "waiting_user":
+                return True
+            time.sleep(0.25)
+        return False
+    except CaseSkipped:
+        return False
+    finally:
+        connector.close()
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+
+
+# The command ------------------------------------------------------------------------------------
+
+
+def _command(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from turngate.base.arguments import UsageProblem
+
+    models = {}
+    for item in args.model or ():
+        engine, _, name = item.partition("=")
+        if not name:
+            raise UsageProblem(f"probe: --model {item!r}: expected ENGINE=NAME")
+        models[engine] = name
+    extra: dict[str, Any] = {}
+    if args.auth_env:
+        extra["auth"] = {"scheme": args.auth_scheme, "env": args.auth_env}
+    try:
+        with tempfile.TemporaryDirectory(prefix="turngate-probe-") as folder:
+            found = probe_server(
+                args.target.rstrip("/"),
+                scripts=args.scripts,
+                call_log=args.call_log,
+                workdir=Path(folder),
+                models=models,
+                engines=tuple(args.engine or ENGINES),
+                extra=extra,
+                timeout_probe=not args.no_timeout_probe,
+            )
+    except (TargetError, TargetProblem) as error:
+        raise UsageProblem(f"probe: {error}") from None
+    document = yaml.safe_dump(found.target, sort_keys=False, allow_unicode=True)
+    if args.out:
+        args.out.write_text(document, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        print(document, end="")
+    return 0
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    command = commands.add_parser(
+        "probe", help="find out what a job-API server offers; write its target file"
+    )
+    command.add_argument("--target", required=True, metavar="URL", help="the server, http://HOST:PORT")
+    command.add_argument(
+        "--scripts", type=Path, required=True, help="the folder the server's fake engines read scripts from"
+    )
+    command.add_argument("--call-log", type=Path, help="the fake engines' call log, if they keep one")
+    command.add_argument("--model", action="append", metavar="ENGINE=NAME", help="a model the server needs")
+    command.add_argument(
+        "--auth-env", metavar="VARIABLE", help="the environment variable holding the server's credentials"
+    )
+    command.add_argument("--auth-scheme", choices=("bearer", "basic"), default="bearer")
+    command.add_argument("--engine", action="append", choices=ENGINES, help="probe only these engines")
+    command.add_argument(
+        "--no-timeout-probe", action="store_true", help="skip the real-time session_timeout_sec probe"
+    )
+    command.add_argument("--out", type=Path, help="write the target file here (default: print it)")
+    command.set_defaults(handler=_command)

@@ -1,0 +1,223 @@
+"""What a command runs: the scenarios chosen (shipped catalog, --catalog folders, -k), the engines,
+and the target resolved, refused before any case runs when it is unknown, misconfigured or down.
+
+Shared by `turngate run`, `explore`, `coverage`, `probe` and the pytest plugin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from turngate.base.arguments import UsageProblem
+from turngate.judge.catalog import CATALOG_DIR, ENGINES, CatalogError, Scenario, load_catalog
+from turngate.judge.connectors.http_options import TargetProblem
+from turngate.judge.targets import Target, parse_target
+
+if TYPE_CHECKING:
+    from turngate.engines.real.caseengines import RealEngines
+
+
+GLOB_CHARACTERS: Final = frozenset("*?[")
+
+
+def chosen_catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
+    """The shipped catalog plus each ``--catalog`` folder (or only those, with ``--no-shipped``),
+    narrowed by ``-k``; an ID defined twice is refused naming both files."""
+    roots = ([] if getattr(args, "no_shipped", False) else [CATALOG_DIR]) + list(args.catalog or [])
+    if not roots:
+        raise UsageProblem("--no-shipped: no --catalog folder given: there would be no scenario to run")
+    scenarios: dict[str, Scenario] = {}
+    for root in roots:
+        if not root.is_dir():
+            raise UsageProblem(f"--catalog: {root}: not a folder")
+        try:
+            loaded = load_catalog(root)
+        except CatalogError as error:
+            raise UsageProblem(f"bad scenario file: {error}") from None
+        for scenario in loaded:
+            if scenario.id in scenarios:
+                raise UsageProblem(
+                    f"bad scenario file: {scenario.path}: id: {scenario.id!r}: already used by"
+                    f" {scenarios[scenario.id].path} (use --no-shipped to replace the shipped catalog)"
+                )
+            scenarios[scenario.id] = scenario
+    chosen = tuple(sorted(scenarios.values(), key=lambda scenario: scenario.id))
+    patterns = args.k or []
+    if patterns:
+        chosen = tuple(s for s in chosen if any(matches(p, s.id) for p in patterns))
+        if not chosen:
+            raise UsageProblem(
+                f"-k {' '.join(patterns)}: matches no scenario (a word matches anywhere in an ID, case"
+                " ignored; a pattern with * ? [ must match the whole ID, e.g. 'design/*';"
+                " see `turngate list`)"
+            )
+    return chosen
+
+
+def matches(pattern: str, scenario_id: str) -> bool:
+    """``-k``: a glob (``*``, ``?``, ``[``) matches the whole ID; anything else is a substring, case
+    ignored, as pytest's ``-k`` takes a word."""
+    if GLOB_CHARACTERS & set(pattern):
+        return fnmatch.fnmatchcase(scenario_id, pattern)
+    return pattern.casefold() in scenario_id.casefold()
+
+
+def chosen_engines(args: argparse.Namespace) -> list[str]:
+    engines: list[str] = args.engine or list(ENGINES)
+    for engine in engines:
+        if engine not in ENGINES:
+            raise UsageProblem(f"--engine: {engine!r}: known: {', '.join(ENGINES)}")
+    return engines
+
+
+def check_reading(reading: str | None, scenarios: tuple[Scenario, ...]) -> None:
+    if reading is None:
+        return
+    known = sorted({name for scenario in scenarios for name in scenario.readings})
+    if reading not in known:
+        offered = (
+            f"the chosen scenarios know: {', '.join(known)}" if known else "no chosen scenario has readings"
+        )
+        raise UsageProblem(f"--reading: {reading!r}: {offered} (see `turngate show ID`)")
+
+
+def real_engines(args: argparse.Namespace, target: Target) -> RealEngines | None:
+    """`--engines real`: the pinned real CLIs in place of the fakes (docs/real-engines.md)."""
+    if getattr(args, "engines", "fake") != "real":
+        return None
+    from turngate.engines.real.caseengines import RealEngines
+    from turngate.engines.real.lock import LockProblem, default_cache, read_lock, select
+
+    if target.http is not None:
+        raise UsageProblem(
+            "--engines real: an HTTP target runs its own engines: install real launchers for it with"
+            " `turngate engines real launchers DIR --model-url URL` (docs/real-engines.md)"
+        )
+    try:
+        pins = read_lock()
+        wanted = args.real or sorted({pin.engine for pin in pins})  # an engine alone: its first pin
+        real = RealEngines(select(pins, wanted), default_cache())
+    except LockProblem as problem:
+        raise UsageProblem(f"--real: {problem}") from None
+    if len({pin.engine for pin in real.pins}) != len(real.pins):
+        raise UsageProblem("--real: one version per engine in a run")
+    missing = real.missing()
+    if missing:
+        names = " ".join(pin.name for pin in missing)
+        raise UsageProblem(
+            f"--engines real: not installed: {names}: run `turngate engines real install {names}`"
+        )
+    return real
+
+
+def resolve_target(args: argparse.Namespace) -> Target:
+    """The target, refused before any case runs when it is unknown, misconfigured, down, or (a
+    command) cannot be found or does not shake hands."""
+    try:
+        target = parse_target(args.target, args.target_options)
+        target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
+        if target.http is not None:
+            from turngate.judge.connectors.http import probe
+
+            probe(target.http)
+        if target.command is not None:
+            _check_program(args.target, target.command)
+            from turngate.judge.connectors.command import probe as handshake
+
+            handshake(target.command, timeout_sec=target.command_timeout_sec)
+    except TargetProblem as problem:
+        raise UsageProblem(str(problem)) from None
+    except RuntimeError as error:  # TargetError, CommandProtocolError: down, or not the protocol
+        first = str(error).strip().split("\n")[0]
+        raise UsageProblem(f"--target {args.target}: {first}") from None
+    return target
+
+
+def _built_as(target: Target, variant: str | None, mutant: str | None) -> Target:
+    """The in-process reference as a conforming variant or a spec mutant (--variant, --mutant)."""
+    if variant is None and mutant is None:
+        return target
+    if target.kind != "reference":
+        raise UsageProblem(
+            f"--variant/--mutant: only for --target reference; a server takes them itself"
+            f" (turngate serve --variant NAME / --mutant NAME), not {target.name!r}"
+        )
+    from dataclasses import replace
+
+    from turngate.implementations.mutants.registry import UnknownMutant, mutant_named
+    from turngate.implementations.variants import UnknownVariant, variant_named
+
+    try:
+        variant_named(variant or target.variant)
+        if mutant is not None:
+            mutant_named(mutant)
+    except (UnknownVariant, UnknownMutant) as problem:
+        raise UsageProblem(str(problem)) from None
+    return replace(target, variant=variant or target.variant, mutant=mutant)
+
+
+def _check_program(option: str, command: str) -> None:
+    """The program a ``cmd:`` line starts exists (the shell would only say so once per case)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise UsageProblem(f"--target {option}: {error}") from None
+    # Leading NAME=value words are environment for the program, as in a shell.
+    program = next((word for word in words if not _ASSIGNMENT.fullmatch(word)), None)
+    if program is None or program in _SHELL_WORDS:
+        return  # a shell construct: the handshake will tell
+    if "/" in program:
+        path = Path(program).expanduser()
+        if not path.is_file():
+            raise UsageProblem(f"--target {option}: {program}: no such file")
+        if not os.access(path, os.X_OK):
+            raise UsageProblem(f"--target {option}: {program}: not executable")
+    elif shutil.which(program) is None:
+        raise UsageProblem(f"--target {option}: {program}: not found on PATH")
+
+
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+
+
+_SHELL_WORDS: Final = frozenset({"exec", "env", "(", "{", "!", "time", "nice", "nohup", "command", "."})
+
+
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a folder of your own scenarios, added beside the shipped catalog (repeatable)",
+    )
+    parser.add_argument(
+        "--no-shipped", action="store_true", help="leave the shipped catalog out: only the --catalog folders"
+    )
+    parser.add_argument(
+        "-k",
+        action="append",
+        metavar="WORD|GLOB",
+        help="only scenarios whose ID contains WORD (case ignored), or matches GLOB whole (repeatable)",
+    )
+    return parser
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """--target, --target-options and --engine: what runs, and on which engines (run, explore)."""
+    parser.add_argument(
+        "--target",
+        default="reference",
+        help="reference (default), http://HOST:PORT, cmd:COMMAND, or a target options file (YAML)",
+    )
+    parser.add_argument(
+        "--target-options", type=Path, metavar="FILE", help="options of an HTTP target (YAML; see the README)"
+    )
+    parser.add_argument("--engine", action="append", metavar="ENGINE", help="only these engines (repeatable)")
+    return parser

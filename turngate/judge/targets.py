@@ -1,0 +1,106 @@
+"""What ``--target`` names: the in-process reference, an HTTP job API, or a command-protocol program.
+
+A target is a small frozen value (it crosses into worker processes) that
+builds a fresh connector per case and says where the fake engines of that
+target read their scripts and write their call log.
+
+- ``reference``: the in-process reference orchestrator; ``reference:VARIANT`` one of its conforming
+  variants (turngate/implementations/variants.py).
+- ``http://HOST:PORT``: a server with the job API; options from ``--target-options FILE``.
+- ``cmd:COMMAND``: a program speaking the line-JSON command protocol.
+- ``FILE.yaml``: target options with ``base_url`` (an HTTP target).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turngate.base.optionsfile import read_mapping
+from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
+from turngate.protocol.connector import Connector
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str  # as the user wrote it, for reports
+    kind: str  # reference | http | cmd
+    http: HttpOptions | None = None
+    command: str | None = None
+    command_timeout_sec: float = 60.0
+    variant: str | None = None  # reference only: a conforming variant (turngate/implementations/variants.py)
+    mutant: str | None = None  # reference only: a spec mutant (turngate/implementations/mutants/)
+
+    @property
+    def shared_scripts(self) -> Path | None:
+        """A scripts folder the target's engines share across cases (None: one per case)."""
+        return self.http.scripts_dir if self.http else None
+
+    @property
+    def shared_call_log(self) -> Path | None:
+        return self.http.call_log if self.http else None
+
+    @property
+    def max_jobs(self) -> int | None:
+        return self.http.jobs if self.http else None
+
+    def connector(self) -> Connector:
+        match self.kind:
+            case "reference":
+                from turngate.implementations.reference_connector import ReferenceConnector
+                from turngate.implementations.variants import variant_named
+
+                return ReferenceConnector(variant=variant_named(self.variant), mutant=self.mutant)
+            case "http":
+                from turngate.judge.connectors.http import HttpConnector
+
+                assert self.http is not None
+                return HttpConnector(self.http)
+            case "cmd":
+                from turngate.judge.connectors.command import command_connector
+
+                assert self.command is not None
+                return command_connector(self.command, timeout_sec=self.command_timeout_sec)
+        raise TargetProblem(f"--target: {self.name!r}: unknown kind {self.kind!r}")
+
+
+def parse_target(value: str, options_file: Path | None = None) -> Target:
+    if value == "reference" or value.startswith("reference:"):
+        if options_file is not None:
+            raise TargetProblem("--target-options: only for an HTTP target")
+        variant = value.partition(":")[2] or None
+        if variant is not None:
+            from turngate.implementations.variants import UnknownVariant, variant_named
+
+            try:
+                variant_named(variant)
+            except UnknownVariant as problem:
+                raise TargetProblem(f"--target {value}: {problem}") from None
+        return Target(value, "reference", variant=variant)
+    if value.startswith("cmd:"):
+        command = value[len("cmd:") :].strip()
+        if not command:
+            raise TargetProblem("--target cmd:: no command after 'cmd:'")
+        return Target(value, "cmd", command=command)
+    if value.startswith(("http://", "https://")):
+        raw = _options(options_file) if options_file else {}
+        raw.setdefault("base_url", value)
+        if raw["base_url"] != value:
+            raise TargetProblem(
+                f"{options_file}: base_url: {raw['base_url']!r} differs from --target {value!r}"
+            )
+        return Target(value, "http", http=http_options(raw, options_file))
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        raw = _options(path)
+        if "base_url" not in raw:
+            raise TargetProblem(f"{path}: base_url: missing (the server's address, http://127.0.0.1:PORT)")
+        return Target(str(raw["base_url"]), "http", http=http_options(raw, path))
+    raise TargetProblem(
+        f"--target: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
+    )
+
+
+def _options(path: Path) -> dict[str, Any]:
+    return read_mapping(path, TargetProblem)

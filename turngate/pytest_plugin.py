@@ -1,0 +1,381 @@
+"""The catalog as pytest items: ``pytest --turngate-target URL|cmd:...|reference`` in any folder.
+
+An implementer puts turngate's scenarios into their own suite and gets pytest's
+``-k``, ``-x``, ``--lf``, ``-n`` (pytest-xdist) and ``--junitxml`` for free.
+Each item is one scenario on one engine, named ``ID[engine]`` (so ``-k
+'max-attempt and codex'`` works); a failure shows the spec's words (the
+scenario's requirement and quote) and every difference the verdict found.
+
+Registered through the ``pytest11`` entry point, so it is loaded by every
+pytest in an environment where turngate is installed, turngate's own suite
+included: without ``--turngate-target`` it adds options and nothing else.
+
+``--turngate-baseline FILE`` (``turngate baseline write``): every case the
+baseline lists is a strict xfail. Failing for its known differences only, it
+xfails; failing for another as well, it fails; with a known difference gone it
+passes, which a strict xfail reports as ``XPASS(strict)``, a failure: the
+baseline must drop the entry, as ``turngate run --baseline`` exits 1.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from turngate.judge.baseline import Baseline, BaselineProblem, CaseCheck, Ran, check_case, read_baseline
+from turngate.judge.catalog import ENGINES, Scenario
+from turngate.judge.runner import CaseResult, run_case
+from turngate.judge.targets import Target
+
+OPTION: Final = "--turngate-target"
+# Outcomes that are not a failure: a SHOULD-level miss (non-strict) and MUST checks the target could
+# not all show (partial) pass with a warning that says what was not met or not seen.
+# ambiguous: holds under one reading of an ambiguous sentence and breaks another (no --turngate-reading)
+PASSED_WITH_NOTE: Final = frozenset({"non-strict", "partial", "ambiguous"})
+FAILING: Final = frozenset({"failed", "errored", "unreached"})
+
+
+class TurngateNote(UserWarning):
+    """A case that passed as far as the spec's MUST sentences go, with something to read."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("turngate", "turngate: the scenario catalog against an orchestrator")
+    group.addoption(
+        OPTION,
+        metavar="TARGET",
+        help="run turngate's catalog against TARGET: reference, http://HOST:PORT, cmd:COMMAND or a"
+        " target options file (YAML); without it the plugin collects nothing",
+    )
+    group.addoption("--turngate-target-options", metavar="FILE", help="options of an HTTP target (YAML)")
+    group.addoption(
+        "--turngate-engine", action="append", metavar="ENGINE", help="only these engines (repeatable)"
+    )
+    group.addoption(
+        "--turngate-catalog",
+        action="append",
+        metavar="DIR",
+        help="a folder of your own scenarios, beside the shipped catalog (repeatable)",
+    )
+    group.addoption("--turngate-reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
+    group.addoption(
+        "--turngate-explore",
+        type=int,
+        metavar="N",
+        help="also one item that explores N generated runs, judged by the spec model (turngate explore)",
+    )
+    group.addoption("--turngate-seed", type=int, default=0, metavar="S", help="the exploration's seed")
+    group.addoption(
+        "--turngate-baseline",
+        metavar="FILE",
+        help="known differences (turngate baseline write): the cases it lists are strict xfails",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "turngate: a turngate catalog case (scenario ID and engine)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k, -m and --lf narrow the items down
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not config.getoption(OPTION):
+        return
+    collector = TurngateCatalog.from_parent(session, name="turngate", nodeid="turngate")
+    items.extend(collector.collect())
+
+
+def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], list[str]]:
+    """The target (probed, as ``turngate run`` does), the catalog and the engines, or a usage error."""
+    import argparse
+
+    from turngate.base.arguments import UsageProblem
+    from turngate.judge.selection import chosen_catalog, resolve_target
+
+    arguments = argparse.Namespace(
+        target=config.getoption(OPTION),
+        target_options=_path(config.getoption("--turngate-target-options")),
+        catalog=[Path(folder) for folder in config.getoption("--turngate-catalog") or ()],
+        no_shipped=False,
+        k=None,
+        reading=config.getoption("--turngate-reading"),
+    )
+    engines = list(config.getoption("--turngate-engine") or ENGINES)
+    try:
+        unknown = [engine for engine in engines if engine not in ENGINES]
+        if unknown:
+            raise UsageProblem(f"--turngate-engine: {unknown[0]!r}: known: {', '.join(ENGINES)}")
+        scenarios = chosen_catalog(arguments)
+        target = resolve_target(arguments)
+    except UsageProblem as problem:
+        raise pytest.UsageError(f"turngate: {problem}") from None
+    return target, scenarios, engines
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _baseline(config: pytest.Config) -> Baseline | None:
+    path = _path(config.getoption("--turngate-baseline"))
+    if path is None:
+        return None
+    try:
+        return read_baseline(path)
+    except BaselineProblem as problem:
+        raise pytest.UsageError(f"turngate: --turngate-baseline: {problem}") from None
+
+
+class TurngateCatalog(pytest.Collector):
+    """The shipped catalog (and any ``--turngate-catalog`` folders) × the engines."""
+
+    def collect(self) -> list[pytest.Item]:
+        target, scenarios, engines = _resolve(self.config)
+        state = _RunState(target, self.config.getoption("--turngate-reading"), _baseline(self.config))
+        # The ID given as a string, so that pytest parses it as it parses the IDs --lf saved
+        # ("turngate::ID" + "[engine]" as parameters), and the two compare equal.
+        explored: list[pytest.Item] = []
+        budget = self.config.getoption("--turngate-explore")
+        if budget:
+            seed = self.config.getoption("--turngate-seed")
+            explored.append(
+                TurngateExploration.from_parent(
+                    self,
+                    name=f"explore[seed={seed}]",
+                    nodeid=f"{self.nodeid}::explore[seed={seed}]",
+                    target=target,
+                    engines=tuple(engines),
+                    budget=budget,
+                    seed=seed,
+                )
+            )
+        return explored + [
+            TurngateCase.from_parent(
+                self,
+                name=f"{scenario.id}[{engine}]",
+                nodeid=f"{self.nodeid}::{scenario.id}[{engine}]",
+                scenario=scenario,
+                engine=engine,
+                state=state,
+            )
+            for scenario in scenarios
+            for engine in scenario.engines
+            if engine in engines
+        ]
+
+
+class _RunState:
+    """What the items of one pytest process share: the target, and the first case that found it down
+    (the cases after it are failed at once, as ``turngate run`` reports them unreached)."""
+
+    def __init__(self, target: Target, reading: str | None, baseline: Baseline | None = None) -> None:
+        self.target, self.reading, self.baseline = target, reading, baseline
+        self.down: CaseResult | None = None
+
+
+class CaseFailure(Exception):
+    def __init__(self, result: CaseResult, check: CaseCheck | None = None) -> None:
+        super().__init__(result.message)
+        self.result, self.check = result, check
+
+
+class KnownDifference(Exception):
+    """A case failing for its known differences only: the strict xfail of a baselined case expects it."""
+
+    def __init__(self, result: CaseResult, check: CaseCheck) -> None:
+        super().__init__(check.note)
+        self.result, self.check = result, check
+
+
+class TurngateCase(pytest.Item):
+    """One scenario on one engine against the target."""
+
+    def __init__(self, *, scenario: Scenario, engine: str, state: _RunState, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario, self.engine, self.state = scenario, engine, state
+        self.user_properties.append(("spec", f"{scenario.source['file']} / {scenario.source['heading']}"))
+        # Markers name the capabilities and the level, so `-m` can choose among them too.
+        self.add_marker(pytest.mark.turngate)
+        self.keywords.update({scenario.level: True, scenario.capability: True, engine: True})
+        baseline = state.baseline
+        known = baseline.of(scenario.id, engine) if baseline is not None else ()
+        if baseline is not None and known:
+            listed = "; ".join(
+                f"{entry.what}: {entry.reason}" if entry.reason else entry.what for entry in known
+            )
+            reason = (
+                f"known difference (baseline {baseline.source}): {listed}"
+                " (a pass means it is fixed: remove it from the baseline)"
+            )
+            # raises: only the known differences are expected; a new one fails as any failure does
+            self.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=KnownDifference))
+
+    def runtest(self) -> None:
+        if self.state.down is not None:
+            cause = self.state.down
+            pytest.fail(
+                f"not run: the target stopped answering in {cause.scenario_id} [{cause.engine}]:"
+                f" {cause.message.splitlines()[0]}",
+                pytrace=False,
+            )
+        target = self.state.target
+        result = run_case(
+            self.scenario,
+            self.engine,
+            target.connector(),
+            reading=self.state.reading,
+            shared_scripts=target.shared_scripts,
+            shared_call_log=target.shared_call_log,
+        )
+        self.user_properties.append(("turngate_outcome", result.outcome))
+        if result.outcome == "unreached":
+            self.state.down = result
+        if result.outcome == "skipped":
+            pytest.skip(result.message)
+        if self.state.baseline is not None and self.state.baseline.of(self.scenario.id, self.engine):
+            self._against_baseline(result, check_case(self.state.baseline, Ran.of(result)))
+        if result.outcome in FAILING:
+            raise CaseFailure(result, self._check(result))
+        if result.outcome in PASSED_WITH_NOTE:
+            warnings.warn(TurngateNote(f"{self.name}: {result.outcome}: {_first(result)}"), stacklevel=1)
+
+    def _check(self, result: CaseResult) -> CaseCheck | None:
+        baseline = self.state.baseline
+        return check_case(baseline, Ran.of(result)) if baseline is not None else None
+
+    def _against_baseline(self, result: CaseResult, check: CaseCheck) -> None:
+        """A case the baseline lists (a strict xfail): returns only when a known difference is gone and
+        nothing fails, so that the strict xfail reports XPASS(strict)."""
+        self.user_properties.append(("turngate_baseline", str(check.status)))
+        match check.status:
+            case "known":
+                raise KnownDifference(result, check)  # the xfail expects exactly this
+            case "new":
+                raise CaseFailure(result, check)
+            case "fixed" if result.outcome in FAILING:  # still failing for another known difference
+                raise CaseFailure(result, check)
+            case "fixed":
+                return
+        # Neither failing nor gone: the run could not show the known difference (a check unverified).
+        pytest.skip(f"baseline: not shown by this run, neither fixed nor new: {check.note or _listed(check)}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, CaseFailure):
+            text = failure_text(self.scenario, excinfo.value.result)
+            check = excinfo.value.check
+            return f"{check.note}\n{text}" if check is not None and check.status is not None else text
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.scenario.path, None, f"turngate {self.scenario.id} [{self.engine}]"
+
+
+class TurngateExploration(pytest.Item):
+    """``--turngate-explore N``: N generated runs on the target, each judged by the spec model; fails
+    with the smallest failing run, as a scenario to keep (``turngate explore --save`` writes it)."""
+
+    def __init__(
+        self, *, target: Target, engines: tuple[str, ...], budget: int, seed: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.target, self.engines, self.budget, self.seed = target, engines, budget, seed
+        self.add_marker(pytest.mark.turngate)
+
+    def runtest(self) -> None:
+        import yaml
+
+        from turngate.judge.exploration.explorer import explore
+
+        connector = self.target.connector()
+        capabilities = frozenset(connector.capabilities)
+        connector.close()
+        report = explore(
+            self.target, capabilities, engines=self.engines, budget=self.budget, seed_value=self.seed
+        )
+        self.user_properties.append(("turngate_explored_runs", report.runs))
+        found = report.finding
+        if found is not None:
+            document = yaml.safe_dump(found.document, sort_keys=False, allow_unicode=True)
+            pytest.fail(
+                f"explored {report.runs} runs (seed {self.seed}); found after {found.first_found_at}:\n"
+                f"{found.result.message}\n\nthe smallest run, as a scenario:\n{document}",
+                pytrace=False,
+            )
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return "turngate", None, f"turngate explore (seed {self.seed}, {self.budget} runs)"
+
+
+def _listed(check: CaseCheck) -> str:
+    return "; ".join(entry.what for entry in (*check.known, *check.unverified))
+
+
+def _first(result: CaseResult) -> str:
+    return (result.message.splitlines() or [""])[0]
+
+
+def failure_text(scenario: Scenario, result: CaseResult) -> str:
+    """What the spec says (its words), then every difference the verdict found, each with its authority."""
+    source = scenario.source
+    lines = [
+        f"{result.outcome.upper()}: {scenario.id} [{result.engine}] ({scenario.level})",
+        f"spec: {source['file']} / {source.get('requirement', '')} / {source['heading']}".replace(
+            " /  /", " /"
+        ),
+    ]
+    lines += [f"  > {line}" for line in str(source.get("quote", "")).rstrip().splitlines()]
+    differences = _differences(result)
+    if differences:
+        lines.append(f"{len(differences)} difference(s):")
+        for number, difference in enumerate(differences, 1):
+            lines += _difference_lines(number, difference)
+    else:
+        lines += ["", *result.message.splitlines()]
+    return "\n".join(lines)
+
+
+def _differences(result: CaseResult) -> Sequence[Mapping[str, Any]]:
+    """The verdict's differences as plain mappings, whatever their exact shape (a list of dataclasses
+    or of dicts on the result); empty when the result carries only its message."""
+    from dataclasses import asdict, is_dataclass
+
+    found = getattr(result, "differences", None) or ()
+    plain = []
+    for difference in found:
+        if is_dataclass(difference) and not isinstance(difference, type):
+            plain.append(asdict(difference))
+        elif isinstance(difference, Mapping):
+            plain.append(dict(difference))
+    return plain
+
+
+def _difference_lines(number: int, difference: Mapping[str, Any]) -> Iterator[str]:
+    """One difference, generically: where, what was expected and seen, how bad, and whose word it is
+    (a spec sentence with its level, source and quote; a convention; the reference; unverified)."""
+    step = difference.get("step")
+    where = f"step {step}" + (f" ({difference['action']})" if difference.get("action") else "")
+    severity = f"[{difference['severity']}] " if difference.get("severity") else ""
+    yield f"  {number}. {severity}{where}: {difference.get('key')}"
+    yield f"     expected: {difference.get('expected')!r}"
+    if difference.get("severity") == "unverified":
+        yield f"     unverified: {difference.get('note') or 'the target cannot show it'}"
+    else:
+        yield f"     actual:   {difference.get('actual')!r}"
+    authority = difference.get("authority")
+    if isinstance(authority, Mapping):  # a nested authority object: show what it has
+        difference = {**difference, **authority}
+        authority = authority.get("id") or authority.get("kind") or authority.get("name")
+    backed = " ".join(str(part) for part in (difference.get("level"), authority) if part)
+    if difference.get("source"):
+        backed += f" ({difference['source']})"
+    if backed:
+        yield f"     backed by: {backed}"
+    for line in str(difference.get("quote") or "").strip().splitlines():
+        yield f"       > {line}"
+    if difference.get("note") and difference.get("severity") != "unverified":
+        yield f"     note: {difference['note']}"
