@@ -95,3 +95,14 @@ def test_python_m_turngate_and_the_shipped_corpus_work_installed(installed: Path
     )  # fmt: skip
     assert drift.returncode == 0, drift.stdout + drift.stderr
     assert "Traceback" not in drift.stderr
+    # the spec the checks quote and the real engines' pins ship in the wheel too
+    checked = _run(installed / "turngate", "catalog", "check", cwd=tmp_path, env=_env())
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("ok: ")
+    pins = _run(
+        installed / "python", "-c",
+        "from turngate.engines.real.lock import read_lock; print(len(read_lock()))",
+        cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    assert pins.returncode == 0, pins.stderr
+    assert int(pins.stdout) > 0

@@ -3,7 +3,7 @@
 ``sentences.yaml`` beside this module lists every MUST, SHOULD and MAY sentence
 of the five spec files, each with a stable ID, its level and its verbatim
 quote, so a report can quote the words a case broke without the spec at hand.
-``check_quotes`` verifies the quotes against the spec files where they exist.
+``check_quotes`` verifies the quotes against the spec files (shipped with the package).
 """
 
 from __future__ import annotations
@@ -67,15 +67,18 @@ def sentences(path: Path = SENTENCES_PATH) -> Mapping[str, Sentence]:
 
 
 def check_quotes(spec_dir: Path = SPEC_DIR) -> list[str]:
-    """Problems: quotes that are not verbatim in their spec file (none when the spec is not at hand)."""
+    """Problems: quotes that are not verbatim in their spec file, or no spec to check them against."""
     if not spec_dir.is_dir():
-        return []
+        return [f"{spec_dir}: no spec folder: the quotes of {SENTENCES_PATH.name} cannot be checked"]
     texts: dict[str, str] = {}
     problems = []
     for sentence in sentences().values():
         if sentence.file not in texts:
             path = spec_dir / sentence.file
-            texts[sentence.file] = path.read_text(encoding="utf-8") if path.exists() else ""
-        if sentence.quote not in texts[sentence.file]:
+            if not path.is_file():
+                where = f"{SENTENCES_PATH}: {sentence.id}: file: {sentence.file!r}"
+                problems.append(f"{where}: not in {spec_dir}")
+            texts[sentence.file] = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if texts[sentence.file] and sentence.quote not in texts[sentence.file]:
             problems.append(f"{SENTENCES_PATH}: {sentence.id}: quote: not verbatim in {sentence.file}")
     return problems

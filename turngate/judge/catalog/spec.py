@@ -1,7 +1,10 @@
 """The spec's headings and their stable IDs: which scenario or Decision each catalog entry covers.
 
-``SPEC_IDS`` maps every scenario heading of ../shared/spec/ (and every numbered
-Decision of the design) to its ID. ``spec_headings`` reads the headings from
+``SPEC_IDS`` maps every scenario heading of the spec (and every numbered
+Decision of the design) to its ID. The spec's text ships with the package
+(``spec_files/``, a verbatim copy of the spec folder ``../shared/spec/`` beside
+the repository, which a test keeps identical), so the quotes of every check can
+be verified wherever turngate is installed. ``spec_headings`` reads the headings from
 the files, so a heading the table does not know is found, not silently missed.
 """
 
@@ -11,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Final
 
-SPEC_DIR: Final = Path(__file__).resolve().parents[4] / "shared" / "spec"
+SPEC_DIR: Final = Path(__file__).resolve().with_name("spec_files")
+# Where the spec lives beside a checkout (the repository's sibling ``shared/``): the copy's source.
+SHARED_SPEC_DIR: Final = Path(__file__).resolve().parents[4] / "shared" / "spec"
 
 # (spec file prefix, heading) -> ID
 SPEC_IDS: Final[dict[tuple[str, str], str]] = {
