@@ -9,7 +9,7 @@ peak RSS of `turngate serve` while an engine floods 1 GiB without ending its
 turn (goal: at most 200 MB); the
 done-marker detector's and the readers' MB/s, and a 50 MB codex replay against
 a 10 MB one (goal: at least 100 MB/s for the detector, linear time); and the
-hostile shapes of issue 15 (deep nesting, brackets, fence lines, dense flow
+hostile engine output shapes (deep nesting, brackets, fence lines, dense flow
 hints, a huge hint block, gemini output dense in braces, lines of ``a``, and
 plain NDJSON) each through the whole gate, read to decision: MB/s (goal 20,
 50 for plain NDJSON) and peak memory over the input (goal 3, tracemalloc),
@@ -34,7 +34,7 @@ from turngate import __version__
 from turngate.engines.fake.install import install
 
 GOAL_RATIO = 1.5
-CATALOG_GOAL_SEC = 20  # the in-process catalog on 2 cores (issue 15)
+CATALOG_GOAL_SEC = 20  # the in-process catalog on 2 cores
 FIRST_TURN = {
     "codex": ["exec", "--skip-git-repo-check", "--json", "--full-auto", "tg-case-bench"],
     "gemini": ["--yolo", "--output-format", "json", "tg-case-bench"],
@@ -195,7 +195,7 @@ def stream_throughput() -> dict[str, Any]:
     }
 
 
-# The adversarial shapes of issue 15, each delivered the way an engine would print it, and
+# The adversarial engine output shapes, each delivered the way an engine would print it, and
 # the goal for each: MB/s through the whole gate (read, detect, hint, output check, decision).
 ADVERSARIAL_GOAL_MB_S = 20
 PLAIN_GOAL_MB_S = 50
@@ -268,7 +268,7 @@ def _peak_ratio(engine: str, stdout: bytes) -> float:
 
 
 def adversarial_throughput(megabytes: float) -> dict[str, Any]:
-    """The table of issue 15: each hostile shape through the whole gate, MB/s and peak memory / input."""
+    """The hostile-shapes table: each hostile shape through the whole gate, MB/s and peak memory / input."""
     rows = []
     for name, (engine, stdout, goal) in adversarial_shapes(megabytes).items():
         size = len(stdout) / 1_000_000
@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP catalog runs (minutes)")
     parser.add_argument(
-        "--adversarial-mb", type=float, default=20.0, help="size of each hostile shape (issue 15 table)"
+        "--adversarial-mb", type=float, default=20.0, help="size of each hostile shape (the hostile-shapes table)"
     )
     parser.add_argument("--only-adversarial", action="store_true", help="only the hostile-shape table")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """What a real-engine launcher does: isolate the CLI, point it at the model server, run it, log the call.
 
 Runs in a launcher started with ``python -S`` (standard library only, like the
-fake engines'). The settings are those checked in November 2026 (issue #13):
+fake engines'). The settings are those checked in November 2026:
 each CLI gets its own HOME and config under the state folder, no telemetry, no
 update checks, and the model server's URL as its provider. The real CLI runs as
 a child with the launcher's standard streams, so the orchestrator reads the

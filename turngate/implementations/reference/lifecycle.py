@@ -743,7 +743,7 @@ class Orchestrator:
         """After a restart (001/issue): running runs were interrupted; sticky waits lost their process."""
         with self._lock:
             # Engines the previous orchestrator started and never saw end: their output has no
-            # reader any more, and they must not outlive their run (issue 15, defect 9).
+            # reader any more, and they must not outlive their run (nor a grandchild holding pipes).
             for run_id, pid, started in self.store.processes():
                 kill_stale_group(ProcessIdentity(pid, started))
                 self.store.forget_process(run_id, pid)

@@ -5,7 +5,7 @@ between turns: its two output streams are drained by threads, and a turn is
 over when the engine's own end-of-turn signal appears in what it wrote since
 the turn began (or the process exits, or the watchdog fires).
 
-Every buffer is bounded and every wait ends (issue 15, defects 8 and 9):
+Every buffer is bounded and every wait ends, whatever a hostile engine prints or leaves behind:
 
 - At most ``OutputLimits.per_stream_bytes`` of each stream is kept per turn. An
   engine that writes more is killed and its turn ends ``ENGINE_OUTPUT_LIMIT``;
