@@ -434,9 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel cases for the catalog run"
     )
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP catalog runs (minutes)")
-    parser.add_argument(
-        "--adversarial-mb", type=float, default=20.0, help="size of each hostile shape (the hostile-shapes table)"
-    )
+    parser.add_argument("--adversarial-mb", type=float, default=20.0, help="size of each hostile shape, MB")
     parser.add_argument("--only-adversarial", action="store_true", help="only the hostile-shape table")
     args = parser.parse_args(argv)
     if args.only_adversarial:
