@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from turngate.implementations.conforming_variants import VARIANTS
 from turngate.implementations.mutants.registry import mutant_named
-from turngate.implementations.variants import VARIANTS
 from turngate.judge.catalog import load_catalog
 from turngate.judge.exploration.explorer import explore, save
 from turngate.judge.exploration.plans import ENGINES

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.server.conftest import Server, start_server, stop_server
-from turngate.implementations.variants import (
+from turngate.implementations.conforming_variants import (
     REFERENCE,
     SPEC_CODES,
     VARIANTS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from turngate.implementations.conforming_variants import REFERENCE, Variant, variant_observation
 from turngate.implementations.reference.audit import audit_run
 from turngate.implementations.reference.clock import ManualClock
 from turngate.implementations.reference.commands import CommandOptions
@@ -12,7 +13,6 @@ from turngate.implementations.reference.gate import READING_BODY, SOFT_COMPLETIO
 from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from turngate.implementations.reference.skill import SkillPackageError, load_skill
 from turngate.implementations.reference.store import RunRecord, Store
-from turngate.implementations.variants import REFERENCE, Variant, variant_observation
 from turngate.protocol.connector import CAPABILITIES, CaseSetup, Observation, PackageRefused, ReplyResult
 
 
@@ -20,7 +20,7 @@ class ReferenceConnector:
     """The in-process reference orchestrator as a connector.
 
     ``variant``: a conforming variant shown instead of the reference's own names
-    (turngate/implementations/variants.py)."""
+    (turngate/implementations/conforming_variants.py)."""
 
     name = "reference"
     capabilities: frozenset[str] = CAPABILITIES

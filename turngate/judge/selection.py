@@ -151,8 +151,8 @@ def _built_as(target: Target, variant: str | None, mutant: str | None) -> Target
         )
     from dataclasses import replace
 
+    from turngate.implementations.conforming_variants import UnknownVariant, variant_named
     from turngate.implementations.mutants.registry import UnknownMutant, mutant_named
-    from turngate.implementations.variants import UnknownVariant, variant_named
 
     try:
         variant_named(variant or target.variant)

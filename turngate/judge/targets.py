@@ -5,7 +5,7 @@ builds a fresh connector per case and says where the fake engines of that
 target read their scripts and write their call log.
 
 - ``reference``: the in-process reference orchestrator; ``reference:VARIANT`` one of its conforming
-  variants (turngate/implementations/variants.py).
+  variants (turngate/implementations/conforming_variants.py).
 - ``http://HOST:PORT``: a server with the job API; options from ``--target-options FILE``.
 - ``cmd:COMMAND``: a program speaking the line-JSON command protocol.
 - ``FILE.yaml``: target options with ``base_url`` (an HTTP target).
@@ -29,7 +29,7 @@ class Target:
     http: HttpOptions | None = None
     command: str | None = None
     command_timeout_sec: float = 60.0
-    variant: str | None = None  # reference only: a conforming variant (turngate/implementations/variants.py)
+    variant: str | None = None  # reference only: a conforming variant (conforming_variants.py)
     mutant: str | None = None  # reference only: a spec mutant (turngate/implementations/mutants/)
 
     @property
@@ -48,8 +48,8 @@ class Target:
     def connector(self) -> Connector:
         match self.kind:
             case "reference":
+                from turngate.implementations.conforming_variants import variant_named
                 from turngate.implementations.reference_connector import ReferenceConnector
-                from turngate.implementations.variants import variant_named
 
                 return ReferenceConnector(variant=variant_named(self.variant), mutant=self.mutant)
             case "http":
@@ -71,7 +71,7 @@ def parse_target(value: str, options_file: Path | None = None) -> Target:
             raise TargetProblem("--target-options: only for an HTTP target")
         variant = value.partition(":")[2] or None
         if variant is not None:
-            from turngate.implementations.variants import UnknownVariant, variant_named
+            from turngate.implementations.conforming_variants import UnknownVariant, variant_named
 
             try:
                 variant_named(variant)

@@ -35,7 +35,7 @@ class ServeOptions:
     turn_timeout_sec: float = 120.0
     max_reply_bytes: int = MAX_REPLY_BYTES
     max_turn_output_bytes: int = DEFAULT_OUTPUT_LIMIT
-    variant: str | None = None  # a conforming variant (turngate/implementations/variants.py)
+    variant: str | None = None  # a conforming variant (turngate/implementations/conforming_variants.py)
     mutant: str | None = (
         None  # a spec mutant (turngate/implementations/mutants/), patched in for the server's life
     )
@@ -65,7 +65,7 @@ def check_host(host: str, allow_remote: bool) -> None:
 
 
 def build_service(options: ServeOptions) -> JobService:
-    from turngate.implementations.variants import variant_named
+    from turngate.implementations.conforming_variants import variant_named
 
     variant = variant_named(options.variant)
     if options.mutant is not None:

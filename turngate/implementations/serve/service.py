@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
 
 from turngate.engines.fake.invocation import ENGINES
+from turngate.implementations.conforming_variants import REFERENCE, Variant
 from turngate.implementations.reference import protocol
 from turngate.implementations.reference.audit import audit_run
 from turngate.implementations.reference.clock import Clock, ManualClock, SystemClock
@@ -36,7 +37,6 @@ from turngate.implementations.reference.store import RunRecord, Store
 from turngate.implementations.serve.archives import ArchiveLimits, unpack, write_into
 from turngate.implementations.serve.errors import ApiError
 from turngate.implementations.serve.values import check_request_values
-from turngate.implementations.variants import REFERENCE, Variant
 
 MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
 MAX_REPLY_BYTES: Final = 64 * 1024
@@ -76,9 +76,7 @@ class ServiceConfig:
     max_package_bytes: int = MAX_PACKAGE_BYTES
     max_job_bytes: int = MAX_JOB_BYTES
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    variant: Variant = (
-        REFERENCE  # a conforming variant's names and exposure (turngate/implementations/variants.py)
-    )
+    variant: Variant = REFERENCE  # a conforming variant's names and exposure (conforming_variants.py)
 
 
 class JobService:
