@@ -51,7 +51,7 @@ def test_a_mutant_breaks_named_normative_sentences_some_scenario_cites(name: str
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_a_mutant_patches_existing_functions_and_gives_them_back(name: str) -> None:
     mutant = MUTANTS[name]
-    before = [_owner(patch.target) for patch in mutant.patches]
+    before = [_owner(change.target) for change in mutant.replacements]
     originals = [
         vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
         for owner, attribute in before
@@ -72,12 +72,12 @@ def test_a_mutant_patches_existing_functions_and_gives_them_back(name: str) -> N
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_a_mutant_replacement_takes_every_argument_its_original_takes(name: str) -> None:
     """A replacement with an older signature raises TypeError and the mutant "lives" for the wrong reason."""
-    for patch in MUTANTS[name].patches:
-        owner, attribute = _owner(patch.target)
+    for change in MUTANTS[name].replacements:
+        owner, attribute = _owner(change.target)
         original = vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
         if not inspect.isfunction(original):
             continue  # a constant (e.g. MARKER_KEY)
-        replacement = patch.make(original)
+        replacement = change.make(original)
         positional: list[object] = []
         keywords: dict[str, object] = {}
         for parameter in inspect.signature(original).parameters.values():
@@ -89,7 +89,7 @@ def test_a_mutant_replacement_takes_every_argument_its_original_takes(name: str)
         try:
             inspect.signature(replacement).bind(*positional, **keywords)
         except TypeError as error:
-            pytest.fail(f"{name}: {patch.target}: the replacement refuses the original's arguments: {error}")
+            pytest.fail(f"{name}: {change.target}: the replacement refuses the original's arguments: {error}")
 
 
 def test_the_connector_takes_its_mutant_back_when_the_case_ends() -> None:

@@ -1,5 +1,5 @@
 """Spec mutants of the reference orchestrator: each breaks named spec sentences (docs/mutants.md)."""
 
-from turngate.implementations.mutants.model import Mutant, Patch, activate
+from turngate.implementations.mutants.model import Mutant, Replacement, activate
 
-__all__ = ["Mutant", "Patch", "activate"]
+__all__ = ["Mutant", "Replacement", "activate"]

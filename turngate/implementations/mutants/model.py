@@ -2,9 +2,9 @@
 
 A mutant is data: its name, the sentence IDs it breaks (from
 ``turngate/judge/catalog/sentences.yaml``), one line saying what it does, and the
-patches that make it, each replacing one attribute of one reference module
+replacements that make it, each replacing one attribute of one reference module
 (``module:name`` or ``module:Class.name``) by a function of the original.
-Patches go where the attribute is looked up (``turngate.implementations.reference.turn:marker_evidence``
+Replacements go where the attribute is looked up (``turngate.implementations.reference.turn:marker_evidence``
 changes the live gate only; ``turngate.implementations.reference.marker:find_markers`` changes the
 gate and the audit). They are applied in the process that runs the case and
 taken back when the case ends (`activate`).
@@ -20,7 +20,7 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
-class Patch:
+class Replacement:
     """Replace ``target`` (``module:attr`` or ``module:Class.attr``) by ``make(original)``."""
 
     target: str
@@ -32,12 +32,12 @@ class Mutant:
     name: str
     sentences: tuple[str, ...]  # the sentence IDs this mutant breaks
     summary: str
-    patches: tuple[Patch, ...]
+    replacements: tuple[Replacement, ...]
     reading: str | None = None  # judge under this reading (the sentence holds under it only)
 
     def __post_init__(self) -> None:
-        if not self.sentences or not self.patches:
-            raise ValueError(f"mutant {self.name}: needs sentences and patches")
+        if not self.sentences or not self.replacements:
+            raise ValueError(f"mutant {self.name}: needs sentences and replacements")
 
 
 _LOCK = threading.Lock()
@@ -50,18 +50,18 @@ def _owner(target: str) -> tuple[Any, str]:
     for parent in parents:
         owner = getattr(owner, parent)
     if not hasattr(owner, attribute):
-        raise AttributeError(f"patch target {target!r}: no attribute {attribute!r}")
+        raise AttributeError(f"replacement target {target!r}: no attribute {attribute!r}")
     return owner, attribute
 
 
 def activate(mutant: Mutant) -> Callable[[], None]:
-    """Apply the mutant's patches; the returned function takes them back (in reverse order)."""
+    """Apply the mutant's replacements; the returned function takes them back (in reverse order)."""
     undo: list[tuple[Any, str, Any]] = []
     with _LOCK:
-        for patch in mutant.patches:
-            owner, attribute = _owner(patch.target)
+        for change in mutant.replacements:
+            owner, attribute = _owner(change.target)
             original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
-            replacement = patch.make(getattr(owner, attribute))
+            replacement = change.make(getattr(owner, attribute))
             setattr(owner, attribute, replacement)
             undo.append((owner, attribute, original))
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Final
 
-from turngate.implementations.mutants import patches as p
-from turngate.implementations.mutants.model import Mutant, Patch
+from turngate.implementations.mutants import replacements as p
+from turngate.implementations.mutants.model import Mutant, Replacement
 
 # Where each reference function is looked up: patch it there.
 GATE: Final = "turngate.implementations.reference.gate:decide"
@@ -46,9 +46,13 @@ _END: Final = r"(?![A-Za-z0-9_])"
 
 
 def _mutant(
-    name: str, sentences: tuple[str, ...], summary: str, *patches: Patch, reading: str | None = None
+    name: str,
+    sentences: tuple[str, ...],
+    summary: str,
+    *replacements: Replacement,
+    reading: str | None = None,
 ) -> Mutant:
-    return Mutant(name, sentences, summary, patches, reading)
+    return Mutant(name, sentences, summary, replacements, reading)
 
 
 def _argv(
@@ -59,7 +63,7 @@ def _argv(
         name,
         (*sentences, f"{CLI}#req1"),
         f"{engine}'s command line without {flag} in {where}",
-        Patch(BUILD_COMMAND, p.drop_flag(engine, flag, mode=mode, resume=resume)),
+        Replacement(BUILD_COMMAND, p.drop_flag(engine, flag, mode=mode, resume=resume)),
     )
 
 
@@ -73,13 +77,13 @@ _ALL: Final = (
             "design/decision-1/dual-track-gate#3",
         ),
         "an interactive turn with neither marker nor valid output fails instead of waiting",
-        Patch(GATE, p.when_rule("interactive-no-evidence", p.fails("OUTPUT_NOT_FOUND"))),
+        Replacement(GATE, p.when_rule("interactive-no-evidence", p.fails("OUTPUT_NOT_FOUND"))),
     ),
     _mutant(
         "interrupted-turn-waits",
         (f"{LIFE}/pausable-lifecycle/incomplete-turn-enters-waiting#when-interrupted",),
         "an interactive turn whose engine process crashed, hung or was cut off waits for the user",
-        Patch(
+        Replacement(
             GATE,
             p.gate_rewrite(
                 lambda evidence, decision: (
@@ -100,7 +104,7 @@ _ALL: Final = (
             f"{LIFE}/completion-gate-by-mode#req",
         ),
         "marker and valid output: the run waits for the user instead of completing",
-        Patch(GATE, p.when_rule("interactive-marker-output-valid", p.waits)),
+        Replacement(GATE, p.when_rule("interactive-marker-output-valid", p.waits)),
     ),
     _mutant(
         "marker-invalid-waits",
@@ -115,7 +119,7 @@ _ALL: Final = (
             "design/decision-8/marker-no-bypass#1",
         ),
         "marker with invalid output falls back to waiting_user (Decision 8)",
-        Patch(GATE, p.when_rule("interactive-marker-output-invalid", p.waits)),
+        Replacement(GATE, p.when_rule("interactive-marker-output-invalid", p.waits)),
     ),
     _mutant(
         "marker-invalid-succeeds",
@@ -125,7 +129,7 @@ _ALL: Final = (
             "design/decision-8/marker-no-bypass#1",
         ),
         "marker with invalid output completes the run: the marker bypasses output validity",
-        Patch(GATE, p.when_rule("interactive-marker-output-invalid", p.succeeds)),
+        Replacement(GATE, p.when_rule("interactive-marker-output-invalid", p.succeeds)),
     ),
     _mutant(
         "soft-evidence-waits",
@@ -137,7 +141,7 @@ _ALL: Final = (
             f"{POLICY}/evidence-priority#req",
         ),
         "valid output without the marker waits instead of completing (no soft evidence)",
-        Patch(GATE, p.when_rule("interactive-soft-completion", p.waits)),
+        Replacement(GATE, p.when_rule("interactive-soft-completion", p.waits)),
     ),
     _mutant(
         "soft-completion-silent",
@@ -148,7 +152,7 @@ _ALL: Final = (
             "design/decision-7/stable-diagnostics#1",
         ),
         "soft completion without the INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER warning",
-        Patch(
+        Replacement(
             GATE,
             p.when_rule(
                 "interactive-soft-completion", lambda evidence, decision: replace(decision, warnings=())
@@ -166,19 +170,19 @@ _ALL: Final = (
             f"{POLICY}/max-attempt-stop#req",
         ),
         "max_attempt never stops the run: it keeps waiting",
-        Patch(GATE, p.when_rule("interactive-max-attempt-exceeded", p.waits)),
+        Replacement(GATE, p.when_rule("interactive-max-attempt-exceeded", p.waits)),
     ),
     _mutant(
         "max-attempt-greater-than",
         (f"{LIFE}/max-attempt/exceeded-fails#then", f"{D6}#2"),
         "stops only when attempt_number > max_attempt (the spec says >=)",
-        Patch(GATE, p.gate_rewrite(p.max_attempt_by_greater_than)),
+        Replacement(GATE, p.gate_rewrite(p.max_attempt_by_greater_than)),
     ),
     _mutant(
         "max-attempt-other-code",
         (f"{LIFE}/max-attempt/exceeded-fails#and1", "design/decision-7/stable-diagnostics#2"),
         "attempt exhaustion fails with MAX_ATTEMPTS_REACHED, not INTERACTIVE_MAX_ATTEMPT_EXCEEDED",
-        Patch(
+        Replacement(
             GATE,
             p.when_rule(
                 "interactive-max-attempt-exceeded",
@@ -192,13 +196,13 @@ _ALL: Final = (
         "max-attempt-default-three",
         (f"{LIFE}/max-attempt/unbounded-without-max-attempt#then", f"{D6}#3"),
         "a skill without max_attempt stops after three attempts (the spec: unbounded)",
-        Patch(GATE, p.gate_rewrite(p.max_attempt_defaults_to(3))),
+        Replacement(GATE, p.gate_rewrite(p.max_attempt_defaults_to(3))),
     ),
     _mutant(
         "max-attempt-in-auto",
         (f"{D6}#1", "proposal/what-changes#max-attempt-interactive-only"),
         "max_attempt checked before the output in auto mode too: a valid auto run fails",
-        Patch(GATE, p.gate_rewrite(p.max_attempt_checked_first)),
+        Replacement(GATE, p.gate_rewrite(p.max_attempt_checked_first)),
     ),
     _mutant(
         "auto-requires-marker",
@@ -212,13 +216,13 @@ _ALL: Final = (
             f"{LIFE}/completion-gate-by-mode#req",
         ),
         "auto mode fails a valid output that has no marker",
-        Patch(GATE, p.gate_rewrite(p.auto_requires_marker)),
+        Replacement(GATE, p.gate_rewrite(p.auto_requires_marker)),
     ),
     _mutant(
         "heading-reading-ignored",
         ("design/decision-4.1/soft-completion-ask-user#1",),
         "under the heading reading of Decision 4.1, a hint-signaled turn still soft-completes",
-        Patch(SOFT_READING, p.always_soft_completion),
+        Replacement(SOFT_READING, p.always_soft_completion),
         reading="decision-4.1-heading",
     ),
     # The done-marker detector ---------------------------------------------------------------------
@@ -231,49 +235,49 @@ _ALL: Final = (
             f"{D31}#2",
         ),
         "the detector finds no marker at all",
-        Patch(LIVE_DETECTOR, p.detector_finds_nothing),
+        Replacement(LIVE_DETECTOR, p.detector_finds_nothing),
     ),
     _mutant(
         "plain-marker-missed",
         (f"{D31}#1",),
         'the plain marker text "__SKILL_DONE__": true is not recognised',
-        Patch(FIND_MARKERS, p.marker_forms_missed("plain")),
+        Replacement(FIND_MARKERS, p.marker_forms_missed("plain")),
     ),
     _mutant(
         "escaped-marker-missed",
         (f"{D31}#2", f"{DONE_ESCAPED}#then"),
         'the escaped marker text \\"__SKILL_DONE__\\": true is not recognised',
-        Patch(FIND_MARKERS, p.marker_forms_missed("escaped")),
+        Replacement(FIND_MARKERS, p.marker_forms_missed("escaped")),
     ),
     _mutant(
         "marker-from-tool-output",
         (f"{DONE_ESCAPED}#and1", f"{DONE_ESCAPED}#and2"),
         "a marker echoed in a tool call or its output counts as evidence",
-        Patch(LIVE_DETECTOR, p.echoes_as_evidence("tool")),
+        Replacement(LIVE_DETECTOR, p.echoes_as_evidence("tool")),
     ),
     _mutant(
         "marker-from-reasoning",
         (f"{DONE_ESCAPED}#and1",),
         "a marker in the engine's reasoning counts as evidence",
-        Patch(LIVE_DETECTOR, p.echoes_as_evidence("reasoning")),
+        Replacement(LIVE_DETECTOR, p.echoes_as_evidence("reasoning")),
     ),
     _mutant(
         "marker-from-user-echo",
         (f"{DONE_ESCAPED}#and1",),
         "a marker in the echoed user prompt counts as evidence",
-        Patch(LIVE_DETECTOR, p.echoes_as_evidence("echo")),
+        Replacement(LIVE_DETECTOR, p.echoes_as_evidence("echo")),
     ),
     _mutant(
         "marker-from-stderr",
         (f"{DONE_ESCAPED}#and1",),
         "a marker in stderr noise counts as evidence",
-        Patch(LIVE_DETECTOR, p.echoes_as_evidence("stderr")),
+        Replacement(LIVE_DETECTOR, p.echoes_as_evidence("stderr")),
     ),
     _mutant(
         "marker-any-case",
         (f"{D31}#1",),
         'the key in any letter case (\\"__skill_done__\\": true) counts as the marker',
-        Patch(
+        Replacement(
             FIND_MARKERS, p.lenient_marker(r'(\\?)"(?i:__SKILL_DONE__)\\?"[ \t\r\n]*:[ \t\r\n]*true' + _END)
         ),
         # a look-alike is the marker only under the lenient reading: judged by the literal one
@@ -283,7 +287,7 @@ _ALL: Final = (
         "marker-string-true",
         (f"{D31}#1",),
         'the string "true" (not the boolean) counts as the marker',
-        Patch(FIND_MARKERS, p.lenient_marker(_KEY + r'(?:\\?")?true(?:\\?")?' + _END)),
+        Replacement(FIND_MARKERS, p.lenient_marker(_KEY + r'(?:\\?")?true(?:\\?")?' + _END)),
         # a look-alike is the marker only under the lenient reading: judged by the literal one
         reading="marker-literal",
     ),
@@ -291,7 +295,7 @@ _ALL: Final = (
         "marker-uppercase-true",
         (f"{D31}#1",),
         "TRUE or True (not JSON's true) counts as the marker",
-        Patch(FIND_MARKERS, p.lenient_marker(_KEY + r"(?:true|TRUE|True)" + _END)),
+        Replacement(FIND_MARKERS, p.lenient_marker(_KEY + r"(?:true|TRUE|True)" + _END)),
         # a look-alike is the marker only under the lenient reading: judged by the literal one
         reading="marker-literal",
     ),
@@ -299,7 +303,7 @@ _ALL: Final = (
         "marker-true-prefix",
         (f"{D31}#1",),
         "a longer word beginning with true (trueish) counts as the marker",
-        Patch(FIND_MARKERS, p.lenient_marker(_KEY + "true")),
+        Replacement(FIND_MARKERS, p.lenient_marker(_KEY + "true")),
         # a look-alike is the marker only under the lenient reading: judged by the literal one
         reading="marker-literal",
     ),
@@ -307,7 +311,7 @@ _ALL: Final = (
         "audit-own-detector",
         (f"{D31}#3", f"{DONE_ESCAPED}#and3"),
         "the audit classifies turns with a detector that misses the escaped form the live gate accepts",
-        Patch(AUDIT_DETECTOR, p.audit_blind_to_escaped),
+        Replacement(AUDIT_DETECTOR, p.audit_blind_to_escaped),
     ),
     # Output validation ----------------------------------------------------------------------------
     _mutant(
@@ -319,15 +323,17 @@ _ALL: Final = (
             f"{TURN}/completion-by-mode/marker-excluded-from-validation#and1",
         ),
         "__SKILL_DONE__ is not stripped before schema validation",
-        Patch("turngate.implementations.reference.output:MARKER_KEY", p.constant("__NOT_THE_MARKER__")),
+        Replacement("turngate.implementations.reference.output:MARKER_KEY", p.constant("__NOT_THE_MARKER__")),
     ),
     _mutant(
         "ask-user-envelope-as-output",
         (f"{D4}#4",),
         "a malformed ask_user envelope is taken for the business output under a permissive schema",
-        Patch("turngate.implementations.reference.output:strip_hints", p.hints_not_cut),
-        Patch("turngate.implementations.reference.turn:check_output", p.output_sees_hints),
-        Patch("turngate.implementations.reference.output:is_ask_user_envelope", p.nothing_is_an_envelope),
+        Replacement("turngate.implementations.reference.output:strip_hints", p.hints_not_cut),
+        Replacement("turngate.implementations.reference.turn:check_output", p.output_sees_hints),
+        Replacement(
+            "turngate.implementations.reference.output:is_ask_user_envelope", p.nothing_is_an_envelope
+        ),
     ),
     # ask_user hints -------------------------------------------------------------------------------
     _mutant(
@@ -341,13 +347,13 @@ _ALL: Final = (
             f"{D4}#3",
         ),
         "a malformed ask_user hint fails the run",
-        Patch(ASSESS, p.assess_rewrite(p.malformed_hint_fails)),
+        Replacement(ASSESS, p.assess_rewrite(p.malformed_hint_fails)),
     ),
     _mutant(
         "waiting-needs-hint",
         (f"{D4}#2", f"{TURN}/unified-turn-protocol#req"),
         "a turn without a clean ask_user hint cannot wait: it fails",
-        Patch(ASSESS, p.assess_rewrite(p.waiting_needs_clean_hint)),
+        Replacement(ASSESS, p.assess_rewrite(p.waiting_needs_clean_hint)),
     ),
     _mutant(
         "hint-is-gate",
@@ -357,26 +363,26 @@ _ALL: Final = (
             f"{TURN}/unified-turn-protocol/ask-user-optional-enrichment#and1",
         ),
         "a clean ask_user hint keeps a completed turn waiting: the hint is a gate predicate",
-        Patch(ASSESS, p.assess_rewrite(p.clean_hint_forces_waiting)),
+        Replacement(ASSESS, p.assess_rewrite(p.clean_hint_forces_waiting)),
     ),
     _mutant(
         "unknown-kind-fails",
         (f"{POLICY}/question-kind#req", f"{POLICY}/question-kind/kind-missing-or-unexpected#then"),
         "a hint whose kind is not a known one fails the run",
-        Patch(ASSESS, p.assess_rewrite(p.unknown_kind_fails)),
+        Replacement(ASSESS, p.assess_rewrite(p.unknown_kind_fails)),
     ),
     _mutant(
         "hint-id-counts-attempts",
         (f"{D5}#2", f"{D6}#2"),
         "the hint's own interaction_id is taken for the attempt number (a repeated id never stops)",
-        Patch(ASSESS, p.assess_rewrite(p.hint_id_counts_attempts)),
+        Replacement(ASSESS, p.assess_rewrite(p.hint_id_counts_attempts)),
     ),
     # The pending interaction ------------------------------------------------------------------------
     _mutant(
         "hint-id-as-pending-id",
         (f"{D5}#2",),
         "the hint's own interaction_id becomes the pending interaction's id",
-        Patch(BUILD_PENDING, p.pending_rewrite(p.hint_id_as_pending_id)),
+        Replacement(BUILD_PENDING, p.pending_rewrite(p.hint_id_as_pending_id)),
     ),
     _mutant(
         "pending-id-constant",
@@ -384,13 +390,13 @@ _ALL: Final = (
         "every pending interaction has id 1: not monotonic",
         # shown, not stored: the reference's store keys pendings by id, and a run that crashed on the
         # second one would show a failed state, not the constant id a real server shows
-        Patch(PENDING_JSON, p.payload_with(interaction_id=1)),
+        Replacement(PENDING_JSON, p.payload_with(interaction_id=1)),
     ),
     _mutant(
         "prompt-always-fallback",
         (f"{D5}#3",),
         "the pending prompt is always the fallback, never the turn's final message",
-        Patch(
+        Replacement(
             BUILD_PENDING,
             p.pending_rewrite(
                 lambda pending, message: replace(pending, prompt="The skill is waiting for your input.")
@@ -401,7 +407,7 @@ _ALL: Final = (
         "default-kind-not-open-text",
         (f"{D5}#4",),
         "the baseline kind is text, not open_text",
-        Patch(
+        Replacement(
             BUILD_PENDING,
             p.pending_rewrite(
                 lambda pending, message: (
@@ -414,13 +420,13 @@ _ALL: Final = (
         "pending-without-kind",
         (f"{POLICY}/question-payload/core-fields#then", f"{POLICY}/question-payload#req", f"{D5}#1"),
         "the pending payload has no kind",
-        Patch(PENDING_JSON, p.drop_from_payload("kind")),
+        Replacement(PENDING_JSON, p.drop_from_payload("kind")),
     ),
     _mutant(
         "pending-without-prompt",
         (f"{POLICY}/question-payload/core-fields#then", f"{D5}#1"),
         "the pending payload has no prompt",
-        Patch(PENDING_JSON, p.drop_from_payload("prompt")),
+        Replacement(PENDING_JSON, p.drop_from_payload("prompt")),
     ),
     _mutant(
         "pending-without-policy",
@@ -429,13 +435,13 @@ _ALL: Final = (
             f"{POLICY}/default-decision-policy#req",
         ),
         "the pending payload has no default_decision_policy",
-        Patch(PENDING_JSON, p.drop_from_payload("default_decision_policy")),
+        Replacement(PENDING_JSON, p.drop_from_payload("default_decision_policy")),
     ),
     _mutant(
         "waiting-without-pending",
         (f"{LIFE}/pausable-lifecycle/incomplete-turn-enters-waiting#and1", f"{D5}#1"),
         "waiting_user is entered with no persisted pending interaction, so no reply can be given",
-        Patch(f"{ORCHESTRATOR}._apply", p.waiting_without_pending),
+        Replacement(f"{ORCHESTRATOR}._apply", p.waiting_without_pending),
     ),
     # Replies and history ------------------------------------------------------------------------------
     _mutant(
@@ -446,13 +452,13 @@ _ALL: Final = (
             f"{POLICY}/free-text-reply/any-kind-free-text#and1",
         ),
         "a reply to a question with options must be one of them",
-        Patch(f"{ORCHESTRATOR}.reply", p.reply_must_match_options),
+        Replacement(f"{ORCHESTRATOR}.reply", p.reply_must_match_options),
     ),
     _mutant(
         "reply-not-recorded",
         (f"{LIFE}/interaction-history/ask-reply-recorded#then", f"{LIFE}/interaction-history#req"),
         "a reply's text is not persisted in the interaction history (the row keeps an empty response)",
-        Patch("turngate.implementations.reference.store:Transaction.answer", p.answer_not_kept),
+        Replacement("turngate.implementations.reference.store:Transaction.answer", p.answer_not_kept),
     ),
     # Slots, profiles and the wait deadline -------------------------------------------------------------
     _mutant(
@@ -463,7 +469,7 @@ _ALL: Final = (
             f"{LIFE}/waiting-slot-policy#req",
         ),
         "a waiting resumable run keeps its slot",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}._keeps_slot",
             p.keeps_slot(lambda run, answer: answer or run.state == "waiting_user"),
         ),
@@ -472,19 +478,19 @@ _ALL: Final = (
         "resumed-without-a-slot",
         (f"{LIFE}/waiting-slot-policy/resumable-reacquires-slot-before-running#then",),
         "a resumable run answered while every slot is held runs its next turn anyway",
-        Patch(f"{ORCHESTRATOR}._dispatch", p.resumed_without_a_slot),
+        Replacement(f"{ORCHESTRATOR}._dispatch", p.resumed_without_a_slot),
     ),
     _mutant(
         "sticky-releases-slot",
         (f"{LIFE}/waiting-slot-policy/sticky-keeps-slot#then",),
         "a waiting sticky run gives its slot back",
-        Patch(f"{ORCHESTRATOR}._keeps_slot", p.keeps_slot(lambda run, answer: run.state == "running")),
+        Replacement(f"{ORCHESTRATOR}._keeps_slot", p.keeps_slot(lambda run, answer: run.state == "running")),
     ),
     _mutant(
         "sticky-reply-fresh-process",
         (f"{LIFE}/waiting-slot-policy/sticky-keeps-slot#and1",),
         "a sticky run's reply is answered by a fresh engine process",
-        Patch(f"{ORCHESTRATOR}._play", p.fresh_process_for_sticky_reply),
+        Replacement(f"{ORCHESTRATOR}._play", p.fresh_process_for_sticky_reply),
     ),
     _mutant(
         "sticky-timeout-ignored",
@@ -494,7 +500,9 @@ _ALL: Final = (
             f"{LIFE}/strict-switch/sticky-strict-true#then",
         ),
         "a sticky strict run waits past session_timeout_sec",
-        Patch(f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("sticky_process", True, ("wait", None))),
+        Replacement(
+            f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("sticky_process", True, ("wait", None))
+        ),
     ),
     _mutant(
         "sticky-timeout-other-code",
@@ -503,7 +511,7 @@ _ALL: Final = (
             f"{LIFE}/strict-switch/sticky-strict-true#and1",
         ),
         "a sticky strict timeout fails with SESSION_TIMEOUT, not INTERACTION_WAIT_TIMEOUT",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("sticky_process", True, ("fail", "SESSION_TIMEOUT")),
         ),
@@ -512,7 +520,7 @@ _ALL: Final = (
         "sticky-timeout-keeps-process",
         (f"{LIFE}/sticky-wait-timeout/sticky-timeout-fails#then",),
         "a sticky strict timeout fails the run but leaves the resident process running",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("sticky_process", True, ("fail-keep-process", "INTERACTION_WAIT_TIMEOUT")),
         ),
@@ -521,13 +529,13 @@ _ALL: Final = (
         "resumable-strict-auto-replies",
         (f"{LIFE}/strict-switch/resumable-strict-true#then", f"{LIFE}/strict-switch#req"),
         "a resumable strict run gets an automatic reply at the deadline",
-        Patch(f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("resumable", True, ("auto", None))),
+        Replacement(f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("resumable", True, ("auto", None))),
     ),
     _mutant(
         "resumable-strict-times-out",
         (f"{LIFE}/strict-switch/resumable-strict-true#and1",),
         "a resumable strict run fails at the deadline instead of waiting for a reply or a cancel",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("resumable", True, ("fail", "INTERACTION_WAIT_TIMEOUT")),
         ),
@@ -537,7 +545,7 @@ _ALL: Final = (
         (f"{LIFE}/strict-switch/resumable-strict-false#then",),
         "a resumable run with interactive_require_user_reply=false plays its automatic reply at the"
         " deadline in a new session, not a resume turn",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("resumable", False, ("auto-fresh-session", None)),
         ),
@@ -546,7 +554,7 @@ _ALL: Final = (
         "resumable-lenient-fails",
         (f"{LIFE}/strict-switch/resumable-strict-false#and1",),
         "a resumable run with interactive_require_user_reply=false fails at the deadline",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("resumable", False, ("fail", "INTERACTION_WAIT_TIMEOUT")),
         ),
@@ -555,13 +563,15 @@ _ALL: Final = (
         "sticky-lenient-keeps-waiting",
         (f"{LIFE}/strict-switch/sticky-strict-false#then",),
         "a sticky run with interactive_require_user_reply=false keeps waiting at the deadline",
-        Patch(f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("sticky_process", False, ("wait", None))),
+        Replacement(
+            f"{ORCHESTRATOR}.check_deadlines", p.deadline_except("sticky_process", False, ("wait", None))
+        ),
     ),
     _mutant(
         "sticky-lenient-fails",
         (f"{LIFE}/strict-switch/sticky-strict-false#and1",),
         "a sticky run with interactive_require_user_reply=false fails at the deadline",
-        Patch(
+        Replacement(
             f"{ORCHESTRATOR}.check_deadlines",
             p.deadline_except("sticky_process", False, ("fail", "INTERACTION_WAIT_TIMEOUT")),
         ),
@@ -649,7 +659,7 @@ _ALL: Final = (
         "patch-order-swapped",
         (f"{TURN}/skill-patch-order/patch-order-fixed#then", f"{TURN}/skill-patch-order#req"),
         "the output schema module comes before the output format contract",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.swap_format_and_schema)),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.swap_format_and_schema)),
     ),
     _mutant(
         "interactive-patch-is-auto",
@@ -659,14 +669,14 @@ _ALL: Final = (
             f"{TURN}/skill-patch-order/mode-exclusive#and1",  # the auto module is injected
         ),
         "interactive runs get the auto mode module (no asking the user) instead of the interactive one",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=False))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=False))),
     ),
     _mutant(
         "interactive-patch-with-auto",
         # "only the interactive module" (#then) as much as "not the auto module" (#and1)
         (f"{TURN}/skill-patch-order/mode-exclusive#then", f"{TURN}/skill-patch-order/mode-exclusive#and1"),
         "interactive runs get the auto mode module as well as the interactive one",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=True))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("interactive", keep_own=True))),
     ),
     _mutant(
         "auto-patch-is-interactive",
@@ -676,13 +686,13 @@ _ALL: Final = (
             f"{POLICY}/auto-patch/keeps-auto-semantics#and1",  # the interactive module asks questions
         ),
         "auto runs get the interactive mode module instead of the auto one",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("auto", keep_own=False))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.foreign_mode_module("auto", keep_own=False))),
     ),
     _mutant(
         "auto-patch-asks",
         (f"{POLICY}/auto-patch/keeps-auto-semantics#and1",),
         "the auto patch tells the engine how to ask the user (ask_user, kind, prompt, options)",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.append_to("auto", p.AUTO_QUESTIONS))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.append_to("auto", p.AUTO_QUESTIONS))),
     ),
     _mutant(
         "patch-forces-ask-user-json",
@@ -693,19 +703,19 @@ _ALL: Final = (
             f"{POLICY}/interactive-patch-ask-user-optional#req",
         ),
         "the interactive patch demands every question as an ask_user JSON object",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.append_to("interactive", p.FORCED_ASK_USER_JSON))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.append_to("interactive", p.FORCED_ASK_USER_JSON))),
     ),
     _mutant(
         "patch-recommends-json-hint",
         (f"{TURN}/unified-turn-protocol/prefer-non-json-structure#then", f"{D4}#5"),
         "the interactive patch offers the legacy JSON envelope as the hint's form",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.append_to("interactive", p.JSON_HINT_EXAMPLE))),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.append_to("interactive", p.JSON_HINT_EXAMPLE))),
     ),
     _mutant(
         "patch-without-marker-rule",
         (f"{TURN}/runtime-patch-mode/interactive-patch#and2",),
         "the interactive patch says nothing about __SKILL_DONE__, so nothing forbids it before completion",
-        Patch(BUILD_PATCH, p.patch_rewrite(p.without_marker_guidance)),
+        Replacement(BUILD_PATCH, p.patch_rewrite(p.without_marker_guidance)),
     ),
     # Protocol events --------------------------------------------------------------------------------
     _mutant(
@@ -714,7 +724,7 @@ _ALL: Final = (
         "user.input.required carries the id and prompt of the reply's own ask_user hint, parsed from the"
         " assistant's text, instead of the persisted pending's",
         *(
-            Patch(target, factory)
+            Replacement(target, factory)
             for target, factory in zip(
                 (
                     "turngate.implementations.reference.protocol:assistant_final",
@@ -730,7 +740,7 @@ _ALL: Final = (
         "max-attempt-unchecked",
         (f"{D6}#1",),
         'a runner.json max_attempt of 0, -1, "three" or 1.5 is accepted (and ignored) instead of refused',
-        Patch("turngate.implementations.reference.skill:parse_manifest", p.max_attempt_unchecked),
+        Replacement("turngate.implementations.reference.skill:parse_manifest", p.max_attempt_unchecked),
     ),
 )
 
