@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.readers.conftest import ERR, OUT, assert_well_formed, json_records, starts, stream
 from turngate.engines import readers
 from turngate.engines.readers import codex
 from turngate.engines.readers.events import (
@@ -21,7 +22,6 @@ from turngate.engines.readers.events import (
     UnknownEvent,
 )
 
-OUT, ERR = "stdout", "stderr"
 THREAD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 # ENGINE_FORMATS.md, verbatim.
@@ -36,19 +36,6 @@ DOCUMENTED = [
     '"text":"{\\"value\\": 7, \\"__SKILL_DONE__\\": true}"}}',
     '{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":0,"output_tokens":80}}',
 ]
-
-
-def stream(*lines: str) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
-
-
-def starts(*lines: str) -> list[int]:
-    """The byte offset where each line of ``stream(*lines)`` begins."""
-    offsets, offset = [], 0
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line.encode("utf-8")) + 1
-    return offsets
 
 
 def test_the_documented_turn() -> None:
@@ -366,24 +353,7 @@ KNOWN_KEYS = [
     "status", "tool", "arguments", "result", "content", "call_id", "invocation", "exit_code", "session_id",
     "stdout", "Ok", "Err", "isError",
 ]  # fmt: skip
-scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(KNOWN_TYPES)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(KNOWN_KEYS), children),
-    max_leaves=12,
-)
-json_lines = st.dictionaries(st.sampled_from(KNOWN_KEYS), json_values).map(
-    lambda record: json.dumps(record).encode("utf-8")
-)
-
-
-def assert_well_formed(transcript: readers.Transcript, stdout: bytes, stderr: bytes) -> None:
-    """Every event points into its stream; stdout events come first, each stream in offset order."""
-    for event in transcript.events:
-        assert event.stream in (OUT, ERR)
-        assert 0 <= event.offset <= len(stdout if event.stream == OUT else stderr)
-    order = [(event.stream == ERR, event.offset) for event in transcript.events]
-    assert order == sorted(order)
+json_lines = json_records(KNOWN_KEYS, KNOWN_TYPES).map(lambda record: json.dumps(record).encode("utf-8"))
 
 
 @given(st.binary(), st.binary())

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.readers.conftest import ERR, OUT, assert_well_formed, json_records, starts, stream
 from tests.work import calls_made
 from turngate.engines import readers
 from turngate.engines.readers import _object_search, gemini
@@ -24,23 +25,10 @@ from turngate.engines.readers.events import (
     UserEcho,
 )
 
-OUT, ERR = "stdout", "stderr"
 YOLO = "YOLO mode is enabled. All tool calls will be automatically approved."
 CREDENTIALS = "Loaded cached credentials."
 MARKER_REPLY = '{"value": 7, "__SKILL_DONE__": true}'
 STATS = {"models": {"gemini-2.5-pro": {"tokens": {"prompt": 12, "candidates": 9, "total": 21}}}}
-
-
-def stream(*lines: str) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
-
-
-def starts(*lines: str) -> list[int]:
-    offsets, offset = [], 0
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line.encode("utf-8")) + 1
-    return offsets
 
 
 def pretty(document: object) -> str:
@@ -357,25 +345,10 @@ def test_the_package_passes_the_mode_on() -> None:
 MODES = st.sampled_from([None, "json", "stream-json", "text"])
 KEYS = ["type", "role", "content", "session_id", "response", "error", "message", "code", "status", "tool_id"]
 TYPES = ["init", "message", "tool_use", "tool_result", "error", "result", "assistant", "user", "success"]
-scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(TYPES)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(KEYS), children),
-    max_leaves=12,
-)
-json_chunks = st.dictionaries(st.sampled_from(KEYS), json_values).flatmap(
+json_chunks = json_records(KEYS, TYPES).flatmap(
     lambda record: st.sampled_from([json.dumps(record), pretty(record)]).map(str.encode)
 )
 plain_text = st.text(st.characters(exclude_categories=["Cs"]))
-
-
-def assert_well_formed(transcript: readers.Transcript, stdout: bytes, stderr: bytes) -> None:
-    """Every event points into its stream; stdout events come first, each stream in offset order."""
-    for event in transcript.events:
-        assert event.stream in (OUT, ERR)
-        assert 0 <= event.offset <= len(stdout if event.stream == OUT else stderr)
-    order = [(event.stream == ERR, event.offset) for event in transcript.events]
-    assert order == sorted(order)
 
 
 @given(st.binary(), st.binary(), MODES)

@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.readers.conftest import ERR, OUT, assert_well_formed, stream
 from turngate.engines import readers
 from turngate.engines.readers import iflow
 from turngate.engines.readers.events import (
@@ -18,7 +19,6 @@ from turngate.engines.readers.events import (
     UnknownEvent,
 )
 
-OUT, ERR = "stdout", "stderr"
 REPLY = 'Sure, here is the result.\n{"value": 7, "__SKILL_DONE__": true}\n'
 INFO = (
     '{"session-id":"session-3f2a9c","conversation-id":"conv-77","assistantRounds":2,"executionTimeMs":5120,'
@@ -30,10 +30,6 @@ STACK = [
     "    at OAuthClient.refresh (file:///usr/lib/node_modules/iflow/dist/auth.js:88:11)",
     "    at async main (file:///usr/lib/node_modules/iflow/dist/cli.js:12:3)",
 ]
-
-
-def stream(*lines: str) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
 def test_the_documented_example_verbatim() -> None:
@@ -163,15 +159,6 @@ PIECES = [
     '"session-id":"',
 ]
 plain_text = st.text(st.characters(exclude_categories=["Cs"]))
-
-
-def assert_well_formed(transcript: readers.Transcript, stdout: bytes, stderr: bytes) -> None:
-    """Every event points into its stream; stdout events come first, each stream in offset order."""
-    for event in transcript.events:
-        assert event.stream in (OUT, ERR)
-        assert 0 <= event.offset <= len(stdout if event.stream == OUT else stderr)
-    order = [(event.stream == ERR, event.offset) for event in transcript.events]
-    assert order == sorted(order)
 
 
 @given(st.binary(), st.binary())

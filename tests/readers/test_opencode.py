@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.readers.conftest import ERR, OUT, assert_well_formed, json_records, starts, stream
 from turngate.engines import readers
 from turngate.engines.readers import opencode
 from turngate.engines.readers.events import (
@@ -21,8 +22,6 @@ from turngate.engines.readers.events import (
     UnknownEvent,
 )
 
-OUT, ERR = "stdout", "stderr"
-
 # ENGINE_FORMATS.md, with its "…" placeholders filled in (they are not JSON).
 DOCUMENTED = [
     '{"type":"step_start","timestamp":1761234567000,"sessionID":"ses_X","part":{"type":"step-start"}}',
@@ -34,18 +33,6 @@ DOCUMENTED = [
     '{"type":"step_finish","timestamp":1761234567003,"sessionID":"ses_X","part":{"type":"step-finish",'
     '"reason":"stop","tokens":{"input":10,"output":5,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}}',
 ]
-
-
-def stream(*lines: str) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
-
-
-def starts(*lines: str) -> list[int]:
-    offsets, offset = [], 0
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line.encode("utf-8")) + 1
-    return offsets
 
 
 def test_the_documented_turn() -> None:
@@ -165,22 +152,7 @@ def test_the_package_dispatches_to_opencode() -> None:
 
 KEYS = ["type", "sessionID", "part", "text", "tool", "state", "status", "input", "output", "error", "data"]
 TYPES = ["step_start", "text", "reasoning", "tool_use", "error", "step_finish", "completed", "stop"]
-scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(TYPES)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(KEYS), children),
-    max_leaves=12,
-)
-json_lines = st.dictionaries(st.sampled_from(KEYS), json_values).map(lambda r: json.dumps(r).encode())
-
-
-def assert_well_formed(transcript: readers.Transcript, stdout: bytes, stderr: bytes) -> None:
-    """Every event points into its stream; stdout events come first, each stream in offset order."""
-    for event in transcript.events:
-        assert event.stream in (OUT, ERR)
-        assert 0 <= event.offset <= len(stdout if event.stream == OUT else stderr)
-    order = [(event.stream == ERR, event.offset) for event in transcript.events]
-    assert order == sorted(order)
+json_lines = json_records(KEYS, TYPES).map(lambda r: json.dumps(r).encode())
 
 
 @given(st.binary(), st.binary())
