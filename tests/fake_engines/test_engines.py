@@ -185,10 +185,13 @@ def test_crash_mid_stream(bench: EngineBench, engine: str) -> None:
     assert (call["outcome"], call["exit_code"], call["turns"]) == ("crashed", 3, [1])
 
 
-def test_crash_by_signal(bench: EngineBench) -> None:
-    bench.case("segv", turns=[{"steps": [{"say": "half"}, {"crash": {"signal": "SIGSEGV"}}]}])
-    played = bench.run("codex", first_turn_args("codex", "tg-case-segv"))
-    assert played.returncode == -signal.SIGSEGV
+@pytest.mark.parametrize("name", ["SIGSEGV", "SIGKILL"])
+def test_crash_by_signal(bench: EngineBench, name: str) -> None:
+    """Dies by the signal itself, as a real crash does (SIGKILL's handler cannot even be reset)."""
+    bench.case("crash", turns=[{"steps": [{"say": "half"}, {"crash": {"signal": name}}]}])
+    played = bench.run("codex", first_turn_args("codex", "tg-case-crash"))
+    assert played.returncode == -getattr(signal, name)
+    assert b"Traceback" not in played.stderr
     assert [call["outcome"] for call in bench.calls()] == ["signal"]
 
 

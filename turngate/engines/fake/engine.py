@@ -331,6 +331,10 @@ def _unknown_session_text(engine: str, session_id: str) -> str:
     return f"Error: Session not found: {session_id}\n"
 
 
+# Signals no process can catch or reset: sending one is enough to die by it.
+_UNCATCHABLE = frozenset({_signal.SIGKILL, _signal.SIGSTOP})
+
+
 def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
     match ending:
         case Stop(exit_code=exit_code):
@@ -339,7 +343,8 @@ def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
         case Crash(signal=str(name)):
             number = _SIGNALS[name]
             log.write("signal", -number)
-            _signal.signal(number, _signal.SIG_DFL)
+            if number not in _UNCATCHABLE:  # resetting SIGKILL's handler raises OSError (EINVAL)
+                _signal.signal(number, _signal.SIG_DFL)
             os.kill(os.getpid(), number)
             raise SystemExit(128 + number)  # only if the signal was somehow ignored
         case Crash(exit_code=exit_code):
