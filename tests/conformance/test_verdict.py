@@ -175,7 +175,9 @@ def test_the_catalog_refuses_a_check_with_no_authority(tmp_path: Path) -> None:
         load_catalog(tmp_path)
 
 
-def test_every_cited_sentence_check_holds_on_the_catalog() -> None:
+def test_the_checks_of_every_scenario_come_back_the_same_from_a_reports_json() -> None:
+    """A JSONL report holds each case's checks (``Checks.to_json``), and ``turngate report judge``
+    judges a saved run again from them (``Checks.from_json``): nothing may be lost on the way."""
     for scenario in load_catalog():
         assert (
             scenario.checks().to_json()
