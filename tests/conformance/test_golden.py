@@ -2,8 +2,9 @@
 
 A verdict comes from the scenario's expectations (written from the spec). The
 golden files pin the reference's full decision record (prompts, pending fields,
-event sequences, argv), one JSON file per scenario and engine in ``golden/``,
-so that any change in the reference is seen in a diff and reviewed.
+event sequences, argv), one JSON file per scenario and engine, side by side in
+``golden/`` (``golden/<scenario id, "/" as ".">.<engine>.json``, no folders), so
+that any change in the reference is seen in a diff and reviewed.
 ``pytest --snapshot-update`` regenerates them.
 """
 
@@ -25,7 +26,8 @@ CASES = cases(load_catalog(), None)
 
 
 class GoldenRecords(JSONSnapshotExtension):
-    """One file per case: golden/<scenario id>/<engine>.json."""
+    """One file per case, all in golden/ and named by the test id:
+    golden/<scenario id, "/" as ".">.<engine>.json (golden/design.decision-1.dual-track-gate.codex.json)."""
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
