@@ -1,6 +1,7 @@
-"""Each bad input of issue #14: one line on stderr naming the option and value, exit 2, before any case.
+"""Bad input to every command (a folder that is not there, a bad number, a target that never starts,
+a pattern that matches nothing): one line on stderr naming the option and value, exit 2, before any case.
 
-The lead's closing note has a table of these; each row is one parameter here.
+Each bad input is one parameter here.
 """
 
 from __future__ import annotations

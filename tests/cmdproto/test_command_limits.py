@@ -1,4 +1,4 @@
-"""The command connector against implementations that stop reading or never end a line (issue 15, defect 11).
+"""The command connector against implementations that stop reading or never end a line: bounded waits.
 
 Real processes. Each case checks the named failure it ends with; a connector
 without the bound would instead wait out its (long) timeout or block forever.

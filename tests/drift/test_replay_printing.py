@@ -1,4 +1,4 @@
-"""Issue 15, defect 2: `turngate replay` prints any capture safely.
+"""`turngate replay` prints any capture safely, hostile bytes included.
 
 The bytes are a misbehaving engine's: a lone surrogate from a JSON escape in a
 tool's input, escape sequences, C1 controls and bidirectional overrides in a

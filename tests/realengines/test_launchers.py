@@ -23,7 +23,7 @@ exit 3
 """
 
 
-def test_the_repository_lock_pins_the_issue_versions() -> None:
+def test_the_repository_lock_pins_four_versions_and_an_engine_named_alone_is_its_first() -> None:
     assert [pin.name for pin in read_lock()] == [
         "codex@0.169.0",
         "codex@0.146.1",

@@ -1,4 +1,5 @@
-"""Engine processes that misbehave (issue 15, defects 8 and 9): bounded output, a watchdog that holds.
+"""Engine processes that flood their output or leave a grandchild holding the pipes: bounded output, a
+watchdog that holds, and an engine group a crashed orchestrator left behind killed on restart.
 
 Real subprocesses throughout. No test here compares an elapsed time to a limit: a
 hang is shown to end by the named outcome it ends with.

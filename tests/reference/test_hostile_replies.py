@@ -1,6 +1,7 @@
-"""Issue 15, defects 1-4: hostile replies through readers, gate, audit and store.
+"""Hostile replies through readers, gate, audit and store: deep nesting, lone surrogates, dense
+fences and dense hints.
 
-Each defect is pinned by what it did: deep nesting raised RecursionError, a lone
+Each is pinned by what it once did: deep nesting raised RecursionError, a lone
 surrogate could not be stored, the fence scan was quadratic, the hint scan
 parsed and rescanned without bound. Linearity is shown by counting calls
 (`tests.work.calls_made`), never by timing.
@@ -72,7 +73,7 @@ def _nested(depth: int) -> str:
     return '{"a":' * (depth - 1) + '{"greeting": "Hi"' + "}" * depth
 
 
-# -- defect 1: deep nesting -----------------------------------------------------------------------
+# -- deep nesting ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("reply", [DEEP_OBJECT, DEEP_ARRAY, "{" * 100_000, 'x {"a":' * 50_000])
@@ -163,7 +164,7 @@ def test_the_depth_check_is_linear() -> None:
     assert large <= 2.2 * small + 50
 
 
-# -- defect 2: lone surrogates --------------------------------------------------------------------
+# -- lone surrogates -------------------------------------------------------------------------------
 
 SURROGATE_HINTS = [
     '<ASK_USER_YAML>\nask_user:\n  prompt: "pick \\ud800 one"\n  kind: "choose_one\\udfff"\n'
@@ -210,7 +211,7 @@ def test_a_run_asks_and_takes_a_reply_with_lone_surrogates(lab: Lab) -> None:
     assert interaction.response == "answer \ufffd"
 
 
-# -- defect 3: the fence scan ---------------------------------------------------------------------
+# -- the fence scan --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("unit", ["```x\n", "```\n", "```json\n{}\n```\n", "  ```py\n```\n``` \n"])
@@ -232,7 +233,7 @@ def test_fences_keep_their_meaning() -> None:
     assert extract_output('```x\n```x\n{"greeting": "Hi"}') == ("embedded", {"greeting": "Hi"})
 
 
-# -- defect 4: the hint scan ----------------------------------------------------------------------
+# -- the hint scan ---------------------------------------------------------------------------------
 
 
 def _gate(reply: str) -> None:

@@ -1,6 +1,7 @@
 """The engine probes (``--help`` for the profile, ``--version`` for the codex flag) under engines that
-misbehave: they are bounded like a turn (issue 15). `turngate serve` once read a flooding engine's
-whole ``--version`` answer: 4.3 GB resident for a 1 GiB flood (`nox -s bench`, serve_flood_memory).
+misbehave (flood, hang, leave a grandchild holding the pipes): they are bounded like a turn.
+`turngate serve` once read a flooding engine's whole ``--version`` answer: 4.3 GB resident for a
+1 GiB flood (`nox -s bench`, serve_flood_memory).
 
 Real subprocesses; no test compares an elapsed time to a limit.
 """

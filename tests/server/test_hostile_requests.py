@@ -1,4 +1,5 @@
-"""Hostile requests to `turngate serve` (issue 15, defects 5, 6, 7, 10): named 4xx, nothing left behind.
+"""Hostile requests to `turngate serve`: zip bombs and bad entries, bodies past their limit, bad values,
+replies resent after a kill -9; each a named 4xx, nothing left behind.
 
 A real server on 127.0.0.1. A body that the server must stop reading is sent
 without its end: a server that read it whole would never answer, and the
@@ -87,7 +88,7 @@ def _partials(server: Server) -> list[Path]:
     return sorted((server.root / "data" / "skills").rglob("*.partial"))
 
 
-# Defect 5: zip installs ---------------------------------------------------------------------------
+# Zip installs: bombs, understated sizes, conflicting and dot entries ------------------------------
 
 
 def test_a_small_zip_holding_a_2_gib_entry_is_refused_before_it_is_inflated(server: Server) -> None:
@@ -162,7 +163,7 @@ def test_a_job_upload_with_a_dot_entry_is_400_and_the_job_still_takes_uploads(se
     assert code == 200
 
 
-# Defect 6: body limits while reading ---------------------------------------------------------------
+# Body limits, held while the body is read ----------------------------------------------------------
 
 
 def _chunked_without_end(server: Server, path: str, size: int, content_type: str) -> tuple[int, Any]:
@@ -217,7 +218,7 @@ def test_a_chunked_body_past_its_limit_is_413_before_it_ends(
     assert (status, answer["error"]["code"]) == (413, "REQUEST_TOO_LARGE")
 
 
-# Defect 7: bad values -------------------------------------------------------------------------------
+# Bad values -----------------------------------------------------------------------------------------
 
 
 def _runs(server: Server) -> set[str]:
@@ -278,7 +279,7 @@ def test_a_reply_no_engine_could_be_given_is_400_and_the_job_still_waits(
     assert server.call("GET", f"/v1/jobs/{job}")[1]["status"] == "waiting_user"
 
 
-# Defect 10: idempotency keys survive a kill -9 -------------------------------------------------------
+# Idempotency keys survive a kill -9 -----------------------------------------------------------------
 
 
 @pytest.fixture
@@ -307,7 +308,7 @@ def test_a_reply_resent_with_its_key_after_a_kill_9_gets_the_first_answer(own_se
         stop_server(restarted)
 
 
-# Defect 9: an engine outlives a kill -9 of the server, not its restart ------------------------------
+# An engine outlives a kill -9 of the server, not its restart ----------------------------------------
 
 
 def test_the_engine_of_a_turn_hung_when_the_server_was_killed_is_killed_on_restart(
