@@ -15,7 +15,7 @@ import yaml
 from hypothesis import settings
 
 from turngate.engines.fake.install import install
-from turngate.judge.runner import FIXED_EPOCH_MS  # deterministic timestamps: 1 ms per event from here
+from turngate.judge.case_folder import FIXED_EPOCH_MS  # deterministic timestamps: 1 ms per event from here
 
 # In CI every property test runs the same examples each time: a new random example that fails is
 # for a developer's run or `nox -s fuzz` to find, not a red build for an unrelated change.

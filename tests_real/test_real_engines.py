@@ -107,8 +107,8 @@ def test_the_reference_runs_a_resumed_interactive_run_on_the_real_cli(
 ) -> None:
     from turngate.engines.real.caseengines import RealEngines
     from turngate.implementations.reference_connector import ReferenceConnector
+    from turngate.judge.case_run import run_case
     from turngate.judge.catalog import load_catalog
-    from turngate.judge.runner import run_case
 
     installed(pin)
     (scenario,) = [s for s in load_catalog() if s.id == "design/decision-5/backend-pending-baseline"]

@@ -27,8 +27,9 @@ from typing import Any, Final
 import pytest
 
 from turngate.judge.baseline import Baseline, BaselineProblem, CaseCheck, Ran, check_case, read_baseline
+from turngate.judge.case_result import CaseResult
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import ENGINES, Scenario
-from turngate.judge.runner import CaseResult, run_case
 from turngate.judge.targets import Target
 
 OPTION: Final = "--turngate-target"

@@ -19,15 +19,29 @@ from rich.console import Console
 
 from tests.cli.conftest import ONE, Turngate
 from turngate.cli.conformance import summary
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_DIR
-from turngate.judge.runner import CaseResult
 
 HERE = Path(__file__).resolve().parent
 
 
 def _result(capability: str, outcome: str, message: str = "", engine: str = "codex") -> CaseResult:
     return CaseResult(
-        f"{capability}/x/{outcome}", engine, None, "MUST", capability, outcome, message, 0.1, None
+        scenario_id=f"{capability}/x/{outcome}",
+        engine=engine,
+        reading=None,
+        level="MUST",
+        capability=capability,
+        outcome=outcome,
+        message=message,
+        duration_sec=0.1,
+        record=None,
+        differences=(),
+        checks=None,
+        observed=(),
+        conventions=None,
+        reading_chosen=False,
+        readings={},
     )
 
 

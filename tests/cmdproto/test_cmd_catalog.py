@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import cases, run_all
+from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import parse_target
 
 ROOT = Path(__file__).resolve().parents[2]

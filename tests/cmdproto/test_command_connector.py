@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import Scenario, load_catalog
 from turngate.judge.connectors.command import CommandConnector, command_connector
-from turngate.judge.runner import run_case
 from turngate.protocol.connector import Observation
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ import pytest
 from turngate.engines import readers
 from turngate.implementations.reference import gate, lifecycle, output, slots, turn
 from turngate.implementations.reference.marker import MarkerEvidence, find_markers
+from turngate.judge.case_run import connector_for, run_case
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import connector_for, run_case
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 

@@ -18,8 +18,9 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SnapshotIndex
 
+from turngate.judge.case_run import connector_for, run_case
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import cases, connector_for, run_case
+from turngate.judge.pool import cases
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = cases(load_catalog(), None)

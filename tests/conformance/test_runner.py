@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.case_run import run_case
+from turngate.judge.case_steps import _calls, _slots_held
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import _calls, _slots_held, cases, run_all, run_case
+from turngate.judge.pool import cases, run_all
 
 CATALOG = {scenario.id: scenario for scenario in load_catalog()}
 STICKY = "interactive-run-lifecycle/waiting-slot-policy/sticky-keeps-slot"

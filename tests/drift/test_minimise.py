@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from tests.drift.conftest import QUESTION, Play
 from turngate.cli.main import main
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import run_case
 from turngate.judge.targets import parse_target
 from turngate.tools.drift.capture import Capture, load_capture
 from turngate.tools.drift.field_play import target_decider

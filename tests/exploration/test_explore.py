@@ -15,10 +15,10 @@ import yaml
 
 from turngate.implementations.conforming_variants import VARIANTS
 from turngate.implementations.mutants.registry import mutant_named
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import load_catalog
 from turngate.judge.exploration.explorer import explore, save
 from turngate.judge.exploration.plans import ENGINES
-from turngate.judge.runner import run_case
 from turngate.judge.targets import Target, parse_target
 
 REFERENCE = parse_target("reference")

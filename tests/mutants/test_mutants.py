@@ -19,10 +19,11 @@ from turngate.implementations.mutants.model import _owner
 from turngate.implementations.mutants.registry import MUTANTS, UnknownMutant, mutant_named
 from turngate.implementations.reference import gate, marker, turn
 from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import load_catalog
 from turngate.judge.catalog.sentences import sentences
 from turngate.judge.connectors.http_options import http_options
-from turngate.judge.runner import run_all, run_case
+from turngate.judge.pool import run_all
 from turngate.judge.targets import Target
 from turngate.tools.mutation.score import cited_sentences, citing, kills, run_mutant, score, sentence_registry
 

@@ -16,8 +16,9 @@ from turngate.implementations.reference.clock import ManualClock
 from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from turngate.implementations.reference.skill import Skill, load_skill
 from turngate.implementations.reference.store import RunRecord, Store
-from turngate.judge.runner import FIXED_EPOCH_MS, GREETING_SCHEMA
-from turngate.judge.runner import write_skill as runner_write_skill
+from turngate.judge.case_folder import FIXED_EPOCH_MS
+from turngate.judge.skill_writer import GREETING_SCHEMA
+from turngate.judge.skill_writer import write_skill as runner_write_skill
 
 
 def write_skill(

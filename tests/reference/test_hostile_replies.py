@@ -42,7 +42,7 @@ from turngate.implementations.reference.output import (
 from turngate.implementations.reference.pending import FALLBACK_PROMPT, build_pending
 from turngate.implementations.reference.store import Store
 from turngate.implementations.reference.turn import TurnInput, assess
-from turngate.judge.runner import GREETING_SCHEMA
+from turngate.judge.skill_writer import GREETING_SCHEMA
 
 DEEP_OBJECT = '{"a":' * 1000 + "1" + "}" * 1000
 DEEP_ARRAY = "[" * 1_000_000

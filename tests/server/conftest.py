@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from turngate.judge.runner import FIXED_EPOCH_MS, write_skill
+from turngate.judge.case_folder import FIXED_EPOCH_MS
+from turngate.judge.skill_writer import write_skill
 
 
 @dataclass

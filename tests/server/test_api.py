@@ -214,7 +214,7 @@ def test_unknown_jobs_are_404(server: Server) -> None:
 
 
 def test_an_invalid_package_is_refused_naming_the_file_and_field(server: Server, tmp_path: Any) -> None:
-    from turngate.judge.runner import write_skill
+    from turngate.judge.skill_writer import write_skill
 
     skill = write_skill(tmp_path, {"max_attempt": 0})
     body, content_type = zip_folder(skill)
@@ -325,7 +325,7 @@ def test_a_zip_of_the_folder_contents_is_named_by_its_skill_md(server: Server, t
     import io
     import zipfile
 
-    from turngate.judge.runner import write_skill
+    from turngate.judge.skill_writer import write_skill
 
     skill = write_skill(tmp_path, {}, name="flat")
     buffer = io.BytesIO()
@@ -348,7 +348,7 @@ def test_a_zip_of_the_folder_contents_is_named_by_its_skill_md(server: Server, t
 def test_a_skills_own_gemini_settings_choose_the_output_format_and_a_bad_one_is_refused(
     server: Server, tmp_path: Any
 ) -> None:
-    from turngate.judge.runner import write_skill
+    from turngate.judge.skill_writer import write_skill
 
     skill = write_skill(tmp_path, {}, name="streamy")
     (skill / "assets" / "gemini_settings.json").write_text('{"output": {"format": "stream-json"}}')

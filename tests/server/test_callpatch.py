@@ -9,7 +9,7 @@ from pathlib import Path
 
 from turngate.engines.fake.calllog import skill_files
 from turngate.judge.connectors.callpatch import as_patch, patch_from_calls
-from turngate.judge.runner import write_skill
+from turngate.judge.skill_writer import write_skill
 from turngate.protocol.skill_patch import PATCH_BANNER, patch_sections
 
 ORIGINAL = "---\nname: s\n---\n\n# Greet\n"

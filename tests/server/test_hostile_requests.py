@@ -140,7 +140,7 @@ def test_conflicting_entries_are_400_and_leave_no_staging_folder(
 def test_a_package_the_loader_refuses_leaves_no_staging_folder_and_names_no_server_path(
     server: Server, tmp_path: Path
 ) -> None:
-    from turngate.judge.runner import write_skill
+    from turngate.judge.skill_writer import write_skill
 
     body, content_type = zip_folder(write_skill(tmp_path, {"max_attempt": 0}))
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)

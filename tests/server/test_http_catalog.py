@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import Server, start_server, stop_server
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import load_catalog
 from turngate.judge.connectors.http_options import http_options
-from turngate.judge.runner import CaseResult, cases, run_all
+from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import Target
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,8 +16,8 @@ from tests.server.conftest import Server, start_server, stop_server
 from turngate.cli.main import main
 from turngate.judge.catalog import load_catalog
 from turngate.judge.connectors.http_options import TargetProblem, http_options
+from turngate.judge.pool import cases, run_all
 from turngate.judge.report import JsonlReport, read_report
-from turngate.judge.runner import cases, run_all
 from turngate.judge.targets import Target, parse_target
 
 ROOT = Path(__file__).resolve().parents[2]

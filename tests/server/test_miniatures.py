@@ -12,7 +12,7 @@ import pytest
 from tests.server.miniatures.app import Behaviour, ResettingProxy, serve
 from turngate.judge.connectors.http import HttpConnector, TargetError
 from turngate.judge.connectors.http_options import TargetProblem, http_options
-from turngate.judge.runner import write_skill
+from turngate.judge.skill_writer import write_skill
 from turngate.protocol.connector import CaseSetup, CaseSkipped, Observation, PackageRefused
 
 

@@ -23,9 +23,10 @@ from turngate.implementations.conforming_variants import (
     variant_named,
     variant_observation,
 )
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import ENGINES, load_catalog
 from turngate.judge.connectors.http_options import HOOK_CAPABILITIES, TargetProblem, http_options
-from turngate.judge.runner import CaseResult, cases, run_all
+from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import Target, parse_target
 from turngate.protocol.connector import Observation
 

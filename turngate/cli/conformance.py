@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import sys
 import time
@@ -20,10 +19,11 @@ from turngate.base.arguments import EXIT_USAGE as EXIT_USAGE_CODE
 from turngate.base.arguments import UsageProblem, at_least_one
 from turngate.base.progress import Progress
 from turngate.base.terminal import Output, visible
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import Scenario
 from turngate.judge.catalog.checks import Checks
 from turngate.judge.catalog.conventions import convention_sets
-from turngate.judge.runner import CaseResult, cases, default_jobs, run_all
+from turngate.judge.pool import cases, default_jobs, run_all
 from turngate.judge.selection import (
     add_catalog_arguments,
     add_target_arguments,
@@ -357,39 +357,18 @@ def report_judge_command(args: argparse.Namespace) -> int:
     return 1 if _fails(results, comparison) else 0
 
 
-_CASE_FIELDS: Final = frozenset(field.name for field in dataclasses.fields(CaseResult))
-
-
 def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:
-    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome.
-    Fields a result does not have (``kind``; ``baseline``, the run's own comparison) are left out."""
-    fields = {name: value for name, value in line.items() if name in _CASE_FIELDS}
-    result = CaseResult(**fields)  # type: ignore[arg-type]
+    """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome."""
+    result = CaseResult.from_report(line)
     if result.checks is None or not result.observed:
         return result
     checks = Checks.from_json(result.checks)
     # --reading judges strictly by that reading; else the reading the run chose (reports from before
     # readings were judged together: each case's own), else every reading (verdict.judge).
     strict = reading if reading in checks.readings else (result.reading if result.reading_chosen else None)
-    chosen = strict or result.reading
     verdict = judge(checks, result.observed, reading=strict, conventions=conventions)
-    record = dict(result.record or {}, outcome=verdict.outcome, reading=chosen)
-    return CaseResult(
-        result.scenario_id,
-        result.engine,
-        chosen,
-        result.level,
-        result.capability,
-        verdict.outcome,
-        verdict.message,
-        result.duration_sec,
-        record,
-        tuple(item.to_json() for item in verdict.differences),
-        result.checks,
-        tuple(result.observed),
-        conventions,
-        strict is not None,
-        dict(verdict.readings),
+    return result.judged_again(
+        verdict, reading=strict or result.reading, reading_chosen=strict is not None, conventions=conventions
     )
 
 

@@ -211,7 +211,7 @@ def drift_command(args: argparse.Namespace) -> int:
         except CaptureProblem as problem:
             raise _usage(str(problem)) from None
     if args.source in ("catalog", "both"):
-        from turngate.judge.runner import cases
+        from turngate.judge.pool import cases
         from turngate.judge.selection import chosen_catalog
 
         captures += list(catalog_captures(cases(chosen_catalog(args), args.engine)))

@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    from turngate.judge.runner import default_jobs
+    from turngate.judge.pool import default_jobs
 
     mutants = commands.add_parser("mutants", help="spec mutants of the reference and the mutation score")
     sub = mutants.add_subparsers(dest="mutants_command", required=True)

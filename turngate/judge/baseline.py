@@ -101,7 +101,7 @@ class Baseline:
 
 
 class Result(Protocol):
-    """What the baseline reads of a case's result (``runner.CaseResult``)."""
+    """What the baseline reads of a case's result (``case_result.CaseResult``)."""
 
     @property
     def scenario_id(self) -> str: ...

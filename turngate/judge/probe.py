@@ -38,7 +38,7 @@ from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.http import HttpConnector, TargetError, TargetUnreachable, is_fcmp, probe
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
-from turngate.judge.runner import write_skill
+from turngate.judge.skill_writer import write_skill
 from turngate.protocol.connector import CaseSetup, CaseSkipped
 from turngate.protocol.skill_patch import PATCH_BANNER
 

@@ -17,8 +17,8 @@ from typing import IO, TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 from turngate import __version__
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_VERSION
-from turngate.judge.runner import CaseResult
 from turngate.judge.verdict import OUTCOMES
 
 if TYPE_CHECKING:

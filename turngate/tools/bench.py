@@ -102,7 +102,7 @@ def conformance_run(jobs: int) -> dict[str, Any]:
     from collections import Counter
 
     from turngate.judge.catalog import load_catalog
-    from turngate.judge.runner import cases, run_all
+    from turngate.judge.pool import cases, run_all
 
     planned = cases(load_catalog(), None)
     started = time.perf_counter()
@@ -241,7 +241,7 @@ def adversarial_shapes(megabytes: float) -> dict[str, tuple[str, bytes, float]]:
 def _whole_gate(engine: str, stdout: bytes) -> Any:
     from turngate.implementations.reference.outcome import ProcessEnd
     from turngate.implementations.reference.turn import TurnInput, assess
-    from turngate.judge.runner import GREETING_SCHEMA
+    from turngate.judge.skill_writer import GREETING_SCHEMA
 
     turn = TurnInput(
         engine=engine,
@@ -340,7 +340,7 @@ def serve_flood_memory(total_bytes: int = 1 << 30) -> dict[str, Any]:
     import urllib.request
 
     from turngate.implementations.reference.processes import DEFAULT_OUTPUT_LIMIT
-    from turngate.judge.runner import write_skill
+    from turngate.judge.skill_writer import write_skill
 
     def call(url: str, method: str, body: bytes | None, content_type: str) -> Any:
         request = urllib.request.Request(url, data=body, method=method)

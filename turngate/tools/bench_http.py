@@ -38,7 +38,7 @@ def _serve(root: Path, hooks: bool) -> tuple[subprocess.Popen[str], str]:
 def _catalog(hooks: bool, jobs: int) -> dict[str, Any]:
     from turngate.judge.catalog import load_catalog
     from turngate.judge.connectors.http_options import http_options
-    from turngate.judge.runner import cases, run_all
+    from turngate.judge.pool import cases, run_all
     from turngate.judge.targets import Target
 
     with tempfile.TemporaryDirectory(prefix="turngate-bench-http-") as folder:

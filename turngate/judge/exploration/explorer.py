@@ -22,11 +22,12 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, reject, seed, settings
 from hypothesis.errors import HypothesisException
 
+from turngate.judge.case_result import CaseResult
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import Scenario, load_scenario
 from turngate.judge.exploration.plans import Plan, plans, scenario_for
 from turngate.judge.model import Undetermined, Unmodelled
 from turngate.judge.model.scenarios import source_of
-from turngate.judge.runner import CaseResult, run_case
 from turngate.judge.targets import Target
 
 FINDINGS: Final = ("failed", "non-strict", "errored")

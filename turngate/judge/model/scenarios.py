@@ -24,7 +24,7 @@ from turngate.judge.model.run_machine import (
     StepPrediction,
 )
 
-# The greeting schema every catalog skill has unless it says otherwise (turngate/judge/runner.py writes it).
+# The greeting schema every catalog skill has unless it says otherwise (judge/skill_writer.py writes it).
 GREETING_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "object",
     "required": ["greeting"],

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from turngate.base.optionsfile import check_types, read_mapping
 from turngate.implementations.reference.turn import TurnInput
-from turngate.judge.runner import GREETING_SCHEMA
+from turngate.judge.skill_writer import GREETING_SCHEMA
 
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
 SCHEMAS: Final[Mapping[str, Mapping[str, Any] | None]] = {"greeting": GREETING_SCHEMA, "none": None}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from turngate.judge.case_run import run_case
 from turngate.judge.catalog import load_catalog
-from turngate.judge.runner import run_case
 from turngate.judge.targets import Target
 from turngate.tools.drift.capture import Capture
 from turngate.tools.drift.minimise import scenario_document, write_scenario

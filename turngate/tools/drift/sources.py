@@ -21,8 +21,8 @@ import yaml
 from turngate.base.shipped_data import data_dir
 from turngate.engines.fake.install import install
 from turngate.implementations.reference.commands import CommandOptions, build_command
+from turngate.judge.case_folder import FIXED_EPOCH_MS, case_id
 from turngate.judge.catalog import Scenario
-from turngate.judge.runner import FIXED_EPOCH_MS, case_id
 from turngate.tools.drift.capture import Capture, load_capture
 
 CORPUS_DIR: Final = data_dir("corpus")

@@ -16,8 +16,9 @@ from typing import Any, Final
 
 from turngate.base.data_yaml import load_data
 from turngate.implementations.mutants.model import Mutant
+from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import Scenario
-from turngate.judge.runner import CaseResult, cases, run_all
+from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import Target
 
 

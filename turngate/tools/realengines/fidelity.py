@@ -210,8 +210,8 @@ def classify(difference: Difference, variants: Iterable[Variant] = VARIANTS) -> 
 
 
 def scripts(patterns: list[str] | None = None) -> list[Script]:
+    from turngate.judge.case_folder import case_id
     from turngate.judge.catalog import load_catalog
-    from turngate.judge.runner import case_id
 
     found: list[Script] = []
     for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")):

@@ -1,0 +1,105 @@
+"""One case, start to verdict: scenario × engine → its folder → the connector's actions → a verdict.
+
+A case the target cannot run is skipped before any folder is made; one that breaks (the harness or
+the target) is errored, or unreached when the target stopped answering; the others are judged on
+what their steps observed.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from turngate.judge.case_folder import case_id, prepare, remove_shared_script, temporary_folder
+from turngate.judge.case_result import CaseResult, Stopped
+from turngate.judge.case_steps import perform
+from turngate.judge.catalog import Scenario
+from turngate.judge.decision_record import record
+from turngate.judge.targets import Target, parse_target
+from turngate.judge.verdict import judge
+from turngate.protocol.connector import CaseSkipped, Connector, TargetUnreachable
+
+if TYPE_CHECKING:
+    from turngate.engines.real.caseengines import RealEngines
+
+
+def run_case(
+    scenario: Scenario,
+    engine: str,
+    connector: Connector,
+    *,
+    reading: str | None = None,
+    root: Path | None = None,
+    shared_scripts: Path | None = None,
+    shared_call_log: Path | None = None,
+    conventions: str | None = None,
+    real: RealEngines | None = None,
+) -> CaseResult:
+    """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
+    configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file.
+    ``real``: real CLIs (against turngate's model server) in place of the fakes they pin."""
+    started = time.monotonic()
+    # A reading names one side of an ambiguous scenario; scenarios without it keep their default (the
+    # reading the target is set up with), and are judged under every reading.
+    chosen = reading in scenario.readings
+    reading = reading if chosen else scenario.default_reading
+
+    def stopped(outcome: Stopped, message: str) -> CaseResult:
+        return CaseResult.stopped(
+            scenario,
+            engine,
+            outcome,
+            message,
+            reading=reading,
+            reading_chosen=chosen,
+            conventions=conventions,
+            duration_sec=round(time.monotonic() - started, 3),
+        )
+
+    needed = set(scenario.capabilities)
+    if scenario.gemini_output_format and engine == "gemini":
+        needed.add("gemini_output_format")  # the hazard lives in one output format the target must choose
+    missing = sorted(needed - connector.capabilities)
+    if missing:
+        return stopped("skipped", f"target {connector.name} lacks: {', '.join(missing)}")
+    unplayable = real.unplayable(engine, case_id(scenario, engine), scenario.engine_script) if real else None
+    if unplayable:
+        return stopped("skipped", f"the real {engine} cannot play this script: {unplayable}")
+    with temporary_folder(root) as folder:
+        workdir = Path(folder)
+        try:
+            setup = prepare(scenario, engine, reading, workdir, shared_scripts)
+            call_log = shared_call_log or workdir / "calls.jsonl"
+            scripts = shared_scripts or workdir / "scripts"
+            with real.for_case(workdir, scripts, call_log) if real else nullcontext():
+                steps = perform(scenario, connector, setup, workdir, call_log)
+        except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
+            return stopped("skipped", str(refusal))
+        except Exception as error:  # the harness or the target broke: say so, keep going
+            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+            broke: Stopped = "unreached" if isinstance(error, TargetUnreachable) else "errored"
+            return stopped(broke, f"{detail}\n{traceback.format_exc(limit=6)}")
+        finally:
+            connector.close()
+            if shared_scripts is not None:
+                remove_shared_script(scenario, engine, shared_scripts)
+    verdict = judge(scenario.checks(), steps, reading=reading if chosen else None, conventions=conventions)
+    return CaseResult.judged(
+        scenario,
+        engine,
+        verdict,
+        observed=steps,
+        record=record(scenario.id, engine, reading, verdict.outcome, steps),
+        reading=reading,
+        reading_chosen=chosen,
+        conventions=conventions,
+        duration_sec=round(time.monotonic() - started, 3),
+    )
+
+
+def connector_for(target: str | Target) -> Connector:
+    """A fresh connector for a ``--target`` value."""
+    return (target if isinstance(target, Target) else parse_target(target)).connector()
