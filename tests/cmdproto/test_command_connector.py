@@ -156,7 +156,7 @@ def test_a_command_that_cannot_start_leaves_the_case_unreached_with_the_reason()
     assert outcome == "unreached"
     first_line = message.split("\n")[0]
     assert first_line.startswith(
-        "turngate.judge.connectors.command.TargetUnreachable: the implementation did not start: "
+        "turngate.protocol.connector.TargetUnreachable: the implementation did not start: "
         "implementation exited with code 127 (stderr tail: "
     )
     assert "not found" in message
@@ -167,7 +167,7 @@ def test_a_refused_handshake_leaves_the_case_unreached_and_the_process_killed() 
     outcome, message = run(CATALOG[PLAIN], "gemini", connector)
     assert outcome == "unreached"
     assert message.startswith(
-        "turngate.judge.connectors.command.TargetUnreachable: the implementation did not start: the"
+        "turngate.protocol.connector.TargetUnreachable: the implementation did not start: the"
         " handshake was refused: implementation could not perform start: no licence for this machine"
     )
 

@@ -35,11 +35,11 @@ import yaml
 
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
-from turngate.judge.connectors.http import HttpConnector, TargetError, TargetUnreachable, is_fcmp, probe
+from turngate.judge.connectors.http import HttpConnector, TargetError, is_fcmp, probe
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.skill_writer import write_skill
-from turngate.protocol.connector import CaseSetup, CaseSkipped
+from turngate.protocol.connector import CaseSetup, CaseSkipped, TargetUnreachable
 from turngate.protocol.skill_patch import PATCH_BANNER
 
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
@@ -158,8 +158,6 @@ def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, wor
         observed = connector.observe()
     except CaseSkipped as refusal:
         return {"ok": False, "why": str(refusal), "install": connector.install_flow}
-    except TargetUnreachable:
-        raise
     except TargetError as error:
         why = str(error)
         if "model" in why.lower() and engine not in options.models:
@@ -226,7 +224,7 @@ def _gemini_format_from_skill(
         setup = replace(_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json")
         connector.start(setup)
         connector.settle()
-    except (CaseSkipped, TargetError):
+    except (CaseSkipped, TargetError, TargetUnreachable):
         return None
     finally:
         connector.close()
@@ -272,7 +270,7 @@ def _patch_modules(
         try:
             connector.start(_setup(skill, engine, case, mode, workdir))
             connector.settle()
-        except (CaseSkipped, TargetError) as refusal:
+        except (CaseSkipped, TargetError, TargetUnreachable) as refusal:
             return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
         finally:
             connector.close()
@@ -336,7 +334,7 @@ def _audit_source(
             if status == 200 and source.marker_in(answer) is not None:
                 return source
         return None
-    except (CaseSkipped, TargetError):
+    except (CaseSkipped, TargetError, TargetUnreachable):
         return None
     finally:
         connector.close()
@@ -409,7 +407,7 @@ def _command(args: argparse.Namespace) -> int:
                 extra=extra,
                 timeout_probe=not args.no_timeout_probe,
             )
-    except (TargetError, TargetProblem) as error:
+    except (TargetUnreachable, TargetError, TargetProblem) as error:
         raise UsageProblem(f"probe: {error}") from None
     document = yaml.safe_dump(found.target, sort_keys=False, allow_unicode=True)
     if args.out:

@@ -134,7 +134,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
             handshake(target.command, timeout_sec=target.command_timeout_sec)
     except TargetProblem as problem:
         raise UsageProblem(str(problem)) from None
-    except RuntimeError as error:  # TargetError, CommandProtocolError: down, or not the protocol
+    except RuntimeError as error:  # TargetUnreachable (down), TargetError, CommandProtocolError
         first = str(error).strip().split("\n")[0]
         raise UsageProblem(f"--target {args.target}: {first}") from None
     return target

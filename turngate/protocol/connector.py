@@ -46,9 +46,12 @@ class CaseSkipped(RuntimeError):
 
 
 class TargetUnreachable(RuntimeError):
-    """Nothing answers where the target should be: this case and the ones after it are not reached.
+    """Nothing answers where the target should be (a server down, a command that does not start or
+    shake hands): this case and the ones after it are not reached.
 
-    Each connector raises its own subclass; the runner reports any of them as ``unreached``.
+    One type for every connector, each raising it with its own message; the runner reports it as
+    ``unreached``. A target that answers, but not in its protocol, raises its connector's own error
+    instead: that case is ``errored`` and the next one still runs.
     """
 
 

@@ -35,7 +35,7 @@ from turngate.protocol.command import (
     check_request,
     check_response,
 )
-from turngate.protocol.connector import CaseSetup, Observation, ReplyResult
+from turngate.protocol.connector import CaseSetup, Observation, ReplyResult, TargetUnreachable
 
 STDERR_TAIL_LINES: Final = 20
 STOP_GRACE_SEC: Final = 2.0
@@ -49,14 +49,6 @@ STDERR_LINE_BYTES: Final = 4096
 
 class CommandProtocolError(RuntimeError):
     """The implementation process broke: it exited, hung, or answered something that is not the protocol."""
-
-
-class TargetUnreachable(CommandProtocolError, base.TargetUnreachable):
-    """The implementation could not be started at all (its handshake failed).
-
-    The runner reports it (a ``base.TargetUnreachable``) as ``unreached`` and does not
-    try the cases after it, as for an HTTP server that is down.
-    """
 
 
 PACKAGE_REFUSED: Final = "package-refused"  # the error code of a run.start whose package is refused
@@ -331,7 +323,7 @@ class CommandConnector:
                 self._process = _process_for(self.command, self.timeout_sec)
             except CommandProtocolError as error:
                 failed = error
-        if failed is not None:
+        if failed is not None:  # unreached, as an HTTP server that is down: the later cases are not tried
             raise TargetUnreachable(f"the implementation did not start: {failed}") from failed
         self._in_case = True
         self._call({"cmd": "run.start", "case": _case(setup)})

@@ -42,7 +42,7 @@ from turngate.judge.connectors.callpatch import modules_unnamed, patch_from_call
 from turngate.judge.connectors.evidence import audit_items
 from turngate.judge.connectors.http_options import HttpOptions
 from turngate.protocol import connector as base
-from turngate.protocol.connector import CaseSetup, CaseSkipped, Observation, ReplyResult
+from turngate.protocol.connector import CaseSetup, CaseSkipped, Observation, ReplyResult, TargetUnreachable
 
 TERMINAL: Final = frozenset({"succeeded", "failed", "canceled"})
 STATES: Final = TERMINAL | {"queued", "running", "waiting_user"}
@@ -75,10 +75,6 @@ FILLER_WAIT_SEC: Final = 4.0  # how long slot fillers are given to start
 
 class TargetError(RuntimeError):
     """The server answered something that is not the job API, or not what the step needs."""
-
-
-class TargetUnreachable(TargetError, base.TargetUnreachable):
-    """Nothing answers at the base URL: the run cannot go on, later cases are not reached."""
 
 
 class HttpConnector:
@@ -373,11 +369,12 @@ class HttpConnector:
 
     def close(self) -> None:
         """Cancel a job still holding the server (a waiting run may hold a slot), never raising."""
+        # The case already has its outcome: a server that went away or misanswers now changes none.
         if self._fillers is not None:
-            with contextlib.suppress(TargetError):
+            with contextlib.suppress(TargetError, TargetUnreachable):
                 self.free_slots()
         if self._job is not None and self._last_status.get("status") not in TERMINAL:
-            with contextlib.suppress(TargetError):
+            with contextlib.suppress(TargetError, TargetUnreachable):
                 self._call("POST", f"/v1/jobs/{self._job}/cancel", json={})
         self._job = None
         self._client.close()
@@ -540,7 +537,8 @@ class HttpConnector:
     def _stop_fillers(self, fillers: list[str], scripts: list[Path]) -> None:
         """Cancel the fillers and wait, bounded, for them to let their slots go."""
         for job in fillers:
-            with contextlib.suppress(TargetError):
+            # Stopping is tidying up: a server that went away or misanswers has no slot to give back.
+            with contextlib.suppress(TargetError, TargetUnreachable):
                 self._call("POST", f"/v1/jobs/{job}/cancel", json={})
         for job in fillers:
             until = time.monotonic() + FILLER_WAIT_SEC
