@@ -35,7 +35,7 @@ import yaml
 
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
-from turngate.judge.connectors.http import HttpConnector, TargetError, is_fcmp, probe
+from turngate.judge.connectors.http import HttpConnector, TargetError, check_job_api, is_fcmp
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.skill_writer import write_skill
@@ -76,7 +76,7 @@ def probe_server(
     if models:
         raw["models"] = dict(models)
     options = http_options(raw, None)
-    probe(options)  # down or not the job API: one line, the caller stops
+    check_job_api(options)  # down or not the job API: one line, the caller stops
     found.say(f"job API: {base_url} answers GET /v1/jobs/<unknown> with 404")
     scripts.mkdir(parents=True, exist_ok=True)
     skill = write_skill(workdir, {}, name=PROBE_SKILL)

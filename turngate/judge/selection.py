@@ -124,12 +124,12 @@ def resolve_target(args: argparse.Namespace) -> Target:
         target = parse_target(args.target, args.target_options)
         target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
         if target.http is not None:
-            from turngate.judge.connectors.http import probe
+            from turngate.judge.connectors.http import check_job_api
 
-            probe(target.http)
+            check_job_api(target.http)
         if target.command is not None:
             _check_program(args.target, target.command)
-            from turngate.judge.connectors.command import probe as handshake
+            from turngate.judge.connectors.command import handshake
 
             handshake(target.command, timeout_sec=target.command_timeout_sec)
     except TargetProblem as problem:

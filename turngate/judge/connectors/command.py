@@ -371,9 +371,9 @@ class CommandConnector:
         return self._process.request(message, self.timeout_sec)
 
 
-def probe(command: str, *, timeout_sec: float = 60.0) -> ImplementationInfo:
-    """Start the implementation and shake hands before any case runs (as ``http.probe`` does for a
-    server): one that cannot start is refused with its reason, not reported once per case. The
+def handshake(command: str, *, timeout_sec: float = 60.0) -> ImplementationInfo:
+    """Start the implementation and shake hands before any case runs (as ``http.check_job_api`` asks
+    a server): one that cannot start is refused with its reason, not reported once per case. The
     process is kept for the cases of this Python process; forked workers start their own."""
     return _process_for(command, timeout_sec).info
 

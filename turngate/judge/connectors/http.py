@@ -761,7 +761,7 @@ class HttpConnector:
         return self._job
 
 
-def probe(options: HttpOptions) -> None:
+def check_job_api(options: HttpOptions) -> None:
     """Refuse a server that is down or does not speak the job API, before any case runs."""
     connector = HttpConnector(options)
     try:
