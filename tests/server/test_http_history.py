@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from turngate.judge.connectors.http import history_from_events
+from turngate.judge.connectors.http_events import history_from_events
 
 
 def _event(kind: str, data: dict[str, Any], attempt: int, ts: str) -> dict[str, Any]:

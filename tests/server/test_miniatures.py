@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tests.server.miniatures.app import Behaviour, ResettingProxy, serve
-from turngate.judge.connectors.http import HttpConnector, TargetError
+from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_options import TargetProblem, http_options
+from turngate.judge.connectors.http_transport import TargetError
 from turngate.judge.skill_writer import write_skill
 from turngate.protocol.connector import CaseSetup, CaseSkipped, Observation, PackageRefused
 

@@ -35,8 +35,10 @@ import yaml
 
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
-from turngate.judge.connectors.http import HttpConnector, TargetError, check_job_api, is_fcmp
+from turngate.judge.connectors.http import HttpConnector
+from turngate.judge.connectors.http_events import is_fcmp
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
+from turngate.judge.connectors.http_transport import TargetError, check_job_api
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.skill_writer import write_skill
 from turngate.protocol.connector import CaseSetup, CaseSkipped, TargetUnreachable
@@ -177,8 +179,8 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
     try:
         connector.start(_setup(skill, engine, case, "auto", workdir))
         connector.settle()
-        history = connector._history()
-        stream = connector._stream_events()
+        history = connector.events.history(connector.job)
+        stream = connector.events.stream(connector.job)
     finally:
         connector.close()
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
@@ -330,7 +332,7 @@ def _audit_source(
         connector.settle()
         for candidate in AUDIT_CANDIDATES:
             source = AuditSource.parse(candidate, "audit source")
-            status, answer = connector._call("GET", source.path.format(job=connector._id, attempt=1))
+            status, answer = connector.transport.call("GET", source.path.format(job=connector.job, attempt=1))
             if status == 200 and source.marker_in(answer) is not None:
                 return source
         return None
@@ -363,11 +365,11 @@ def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Pa
     try:
         connector.start(_setup(skill, engine, case, "interactive", workdir, runtime))
         connector.settle()
-        if connector._status().get("status") != "waiting_user":
+        if connector.status().get("status") != "waiting_user":
             return False
         deadline = time.monotonic() + 2 + options.clock_grace_sec
         while time.monotonic() < deadline:
-            if connector._status().get("status") != "waiting_user":
+            if connector.status().get("status") != "waiting_user":
                 return True
             time.sleep(0.25)
         return False

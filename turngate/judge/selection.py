@@ -124,7 +124,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
         target = parse_target(args.target, args.target_options)
         target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
         if target.http is not None:
-            from turngate.judge.connectors.http import check_job_api
+            from turngate.judge.connectors.http_transport import check_job_api
 
             check_job_api(target.http)
         if target.command is not None:

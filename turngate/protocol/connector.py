@@ -72,6 +72,11 @@ class CaseSetup:
     observes_slots: bool = False  # the scenario judges slot_held: a black box is asked with fillers
 
 
+# The fields of a history row (the in-process connector's); a connector whose rows lack one declares
+# ``history.<field>`` unobservable.
+HISTORY_FIELDS: Final = ("interaction_id", "prompt", "response", "automatic", "timestamp")
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyResult:
     accepted: bool

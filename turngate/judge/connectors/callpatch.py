@@ -14,16 +14,37 @@ module found is marked as the reference marks its own, so the order can be
 judged. Without a map (or with one whose phrases this patch does not hold) the
 modules are not named: the connector declares ``patch.modules`` unobservable and
 the order checks are unverified, never failed; the text checks still hold.
-``turngate probe`` learns a server's map by itself (``patchlearn.py``).
+``turngate probe`` learns a server's map by itself (``turngate/judge/patchmap.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from turngate.protocol.skill_patch import PATCH_BANNER, patch_sections
+
+
+def patch_in_call_log(
+    log: Path, start: int, case: str, skill_dir: Path, modules: Mapping[str, str] | None = None
+) -> str | None:
+    """The patch of this case's latest engine run in the call log past byte ``start`` (where the case's
+    part begins), else None."""
+    if not log.exists():
+        return None
+    with log.open("rb") as stream:
+        stream.seek(start)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    calls = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            call = json.loads(line)
+            if isinstance(call, Mapping) and call.get("case") == case:
+                calls.append(call)
+    return patch_from_calls(calls, skill_dir, modules)
 
 
 def patch_from_calls(

@@ -35,7 +35,7 @@ from turngate.protocol.command import (
     check_request,
     check_response,
 )
-from turngate.protocol.connector import CaseSetup, Observation, ReplyResult, TargetUnreachable
+from turngate.protocol.connector import HISTORY_FIELDS, CaseSetup, Observation, ReplyResult, TargetUnreachable
 
 STDERR_TAIL_LINES: Final = 20
 STOP_GRACE_SEC: Final = 2.0
@@ -372,9 +372,10 @@ class CommandConnector:
 
 
 def handshake(command: str, *, timeout_sec: float = 60.0) -> ImplementationInfo:
-    """Start the implementation and shake hands before any case runs (as ``http.check_job_api`` asks
-    a server): one that cannot start is refused with its reason, not reported once per case. The
-    process is kept for the cases of this Python process; forked workers start their own."""
+    """Start the implementation and shake hands before any case runs (as
+    ``http_transport.check_job_api`` asks a server): one that cannot start is refused with its reason,
+    not reported once per case. The process is kept for the cases of this Python process; forked
+    workers start their own."""
     return _process_for(command, timeout_sec).info
 
 
@@ -398,9 +399,8 @@ def _case(setup: CaseSetup) -> dict[str, Any]:
 
 
 # The fields an implementation may leave out of an observation (it cannot show them), and those of a
-# history row: left out, declared unobservable (unverified); sent as null, an observed null.
+# history row (HISTORY_FIELDS): left out, declared unobservable (unverified); sent as null, an observed null.
 OPTIONAL_FIELDS: Final = ("attempts", "history", "events", "slot_held", "patch")
-HISTORY_FIELDS: Final = ("interaction_id", "prompt", "response", "automatic", "timestamp")
 
 
 def _observation(seen: Mapping[str, Any]) -> Observation:

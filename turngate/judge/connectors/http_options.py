@@ -126,7 +126,7 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= HOOK_CAPABILITIES
         if raw.get("honours_session_timeout"):
             capabilities |= {"clock"}
-        if raw.get("slots"):  # seen, and held for a step, with filler jobs (connectors/http.py)
+        if raw.get("slots"):  # seen, and held for a step, with filler jobs (http_slots.py)
             capabilities |= {"slots", "slot_fill"}
         if raw.get("probes_each_run"):
             capabilities |= {"sticky"}
