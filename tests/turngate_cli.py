@@ -1,11 +1,16 @@
-"""``turngate ARGS`` as a real subprocess (``python -m turngate``, the shim an installed copy has too)."""
+"""``turngate ARGS`` as a real subprocess (``python -m turngate``, the shim an installed copy has too),
+or in this process with its two streams captured."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+
+from turngate.cli.main import main
 
 
 def turngate(
@@ -21,3 +26,11 @@ def turngate(
         input=stdin,
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
     )
+
+
+def in_process(*args: str) -> tuple[int, str, str]:
+    """``turngate ARGS`` run by its ``main`` here: the exit code, then what it wrote to stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
+from tests.turngate_cli import turngate
 from turngate.cli.main import main
 from turngate.judge.catalog import CATALOG_DIR
 from turngate.judge.report import ReportError, read_report
@@ -51,16 +50,6 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert "超过最大回合数触发失败" in shown and "INTERACTIVE_MAX_ATTEMPT_EXCEEDED" in shown
 
 
-def _turngate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "turngate.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -70,8 +59,8 @@ def _turngate(*args: str) -> subprocess.CompletedProcess[str]:
         (["show", "no/such/id"], "no such scenario"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:
-    done = _turngate(*args)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str, tmp_path: Path) -> None:
+    done = turngate(*args, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and words in done.stderr and "Traceback" not in done.stderr
 
@@ -83,7 +72,7 @@ def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None
         encoding="utf-8"
     )
     bad.write_text(good.replace("profile: resumable", "profile: sometimes"), encoding="utf-8")
-    done = _turngate("run", "--no-shipped", "--catalog", str(tmp_path))
+    done = turngate("run", "--no-shipped", "--catalog", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert str(bad) in done.stderr and "runtime.profile" in done.stderr and ": 'sometimes':" in done.stderr
     assert done.stderr.count("\n") == 1

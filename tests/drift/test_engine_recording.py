@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 import yaml
 
-from turngate.cli.main import main
+from tests.turngate_cli import in_process
 from turngate.engines.fake.install import install
 from turngate.tools.drift.capture import load_capture
 from turngate.tools.drift.engine_recording import SCRUB_PATTERNS, scrub
@@ -20,8 +18,7 @@ from turngate.tools.drift.gate_replay import replay
 
 
 def cli(*argv: str) -> int:
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        return main(list(argv))
+    return in_process(*argv)[0]
 
 
 def record_into(folder: Path, *command: str) -> int:

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from tests.drift.conftest import DONE, QUESTION, Play
-from turngate.cli.main import main
+from tests.turngate_cli import in_process as cli
 from turngate.tools.drift.gate_replay import as_json, replay
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_replay_names_evidence_and_echoes_with_their_offsets(play: Play) -> None:

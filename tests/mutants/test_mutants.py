@@ -145,16 +145,7 @@ def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.
 def test_turngate_serve_takes_a_mutant_and_the_catalog_kills_it_over_http(tmp_path: Path) -> None:
     server = start_server(tmp_path / "serve", "--test-hooks", "--mutant", "marker-from-tool-output")
     try:
-        options = http_options(
-            {
-                "base_url": server.url,
-                "scripts_dir": str(server.scripts),
-                "call_log": str(server.call_log),
-                "turngate_hooks": True,
-                "settle_timeout_sec": 60,
-            },
-            None,
-        )
+        options = http_options(server.target_fields(settle_timeout_sec=60), None)
         scenario = next(s for s in CATALOG if s.id == "engine-format/tool-echo/codex")
         (result,) = run_all([(scenario, "codex")], target=Target(server.url, "http", http=options), jobs=1)
     finally:

@@ -85,6 +85,17 @@ class Server:
         self.call("POST", "/v1/_turngate/idle", {"timeout": 60})
         return self.call("GET", f"/v1/jobs/{job}")[1]
 
+    def target_fields(self, **more: Any) -> dict[str, Any]:
+        """A target file's fields for this server run with --test-hooks: its URL, its fake engines'
+        scripts folder and call log, hooks on; ``more`` adds fields or overrides these."""
+        return {
+            "base_url": self.url,
+            "scripts_dir": str(self.scripts),
+            "call_log": str(self.call_log),
+            "turngate_hooks": True,
+            **more,
+        }
+
 
 def zip_folder(folder: Path, *, top: str | None = None) -> tuple[bytes, str]:
     """A multipart body with the folder zipped as field `file`, and its content type."""

@@ -34,10 +34,7 @@ def golden(result: CaseResult) -> Mapping[str, Any]:
 def http_target(server: Server, *, hooks: bool, jobs: int = 1) -> Target:
     options = http_options(
         {
-            "base_url": server.url,
-            "scripts_dir": str(server.scripts),
-            "call_log": str(server.call_log),
-            "turngate_hooks": hooks,
+            **server.target_fields(turngate_hooks=hooks),
             "settle_timeout_sec": 60,
             # without hooks, the clock scenarios run on a short real session timeout
             "honours_session_timeout": not hooks,

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import http.server
-import io
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from tests.server.conftest import Server, start_server, stop_server
-from turngate.cli.main import main
+from tests.turngate_cli import in_process as cli
 from turngate.judge.catalog import load_catalog
 from turngate.judge.connectors.http_options import TargetProblem, http_options
 from turngate.judge.pool import cases, run_all
@@ -35,13 +33,6 @@ def options_file(tmp_path: Path, url: str, **extra: object) -> Path:
     path = tmp_path / "target.yaml"
     path.write_text(yaml.safe_dump({"base_url": url, "scripts_dir": str(tmp_path / "scripts"), **extra}))
     return path
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -84,15 +75,7 @@ def test_a_server_that_goes_away_mid_run_leaves_the_rest_unreached_in_the_report
     target = Target(
         running.url,
         "http",
-        http=http_options(
-            {
-                "base_url": running.url,
-                "scripts_dir": str(running.scripts),
-                "call_log": str(running.call_log),
-                "turngate_hooks": True,
-            },
-            None,
-        ),
+        http=http_options(running.target_fields(), None),
     )
     planned = cases(load_catalog(ROOT / "scenarios"), ["codex"])[:5]
     report_path = tmp_path / "report.jsonl"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.server.miniatures.app import PATCH_WORDS, Behaviour, serve
-from tests.server.test_http_connector import cli
+from tests.turngate_cli import in_process as cli
 from turngate.engines.fake.install import install
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, learn
 from turngate.judge.probe import probe_server

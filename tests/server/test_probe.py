@@ -10,7 +10,7 @@ import yaml
 
 from tests.server.conftest import Server, start_server, stop_server
 from tests.server.miniatures.app import Behaviour, serve
-from tests.server.test_http_connector import cli
+from tests.turngate_cli import in_process as cli
 from turngate.judge.connectors.http_options import http_options
 from turngate.judge.probe import probe_server
 from turngate.judge.targets import parse_target

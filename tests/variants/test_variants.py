@@ -111,15 +111,7 @@ def test_the_skill_runner_variant_passes_the_whole_catalog_over_http(skill_runne
     # Its operator declares what it shows: everything turngate serve's hooks offer, but no history.
     shown = sorted({"events", "http", "argv"} | HOOK_CAPABILITIES)
     options = http_options(
-        {
-            "base_url": server.url,
-            "scripts_dir": str(server.scripts),
-            "call_log": str(server.call_log),
-            "turngate_hooks": True,
-            "settle_timeout_sec": 60,
-            "capabilities": shown,
-        },
-        Path("target.yaml"),
+        server.target_fields(settle_timeout_sec=60, capabilities=shown), Path("target.yaml")
     )
     planned = cases(CATALOG, ["codex"])
     results = list(run_all(planned, target=Target(server.url, "http", http=options), jobs=1))
