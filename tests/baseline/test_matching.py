@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from turngate.cli.conformance import BAD
+from turngate.cli.run_summary import BAD
 from turngate.judge.baseline import (
     FAILING,
     SCHEMA_PATH,

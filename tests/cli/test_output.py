@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 
 from tests.cli.conftest import ONE, Turngate
-from turngate.cli.conformance import summary
+from turngate.cli.run_summary import summary
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_DIR
 

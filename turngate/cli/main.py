@@ -172,9 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_real_engine_commands(engine_commands)
 
-    from turngate.cli.conformance import add_commands
+    from turngate.cli import catalog_commands, run, saved_reports
 
-    add_commands(commands)
+    # In this order: `turngate --help` lists the commands as they are added.
+    run.add_command(commands)
+    catalog_commands.add_list_and_show(commands)
+    saved_reports.add_commands(commands)
+    catalog_commands.add_catalog_check(commands)
     _add_serve(commands)
     from turngate.cli.drift import add_commands as add_drift_commands
 
@@ -197,9 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Every way a command can end is an exit status and at most one line on stderr: bad input (2),
     Ctrl-C outside a run (130; a run handles its own and keeps its verdict), a closed pipe (141)."""
-    from turngate.base.arguments import UsageProblem
+    from turngate.base.arguments import EXIT_USAGE, UsageProblem
     from turngate.base.terminal import end_quietly_on_closed_pipe
-    from turngate.cli.conformance import EXIT_INTERRUPTED, EXIT_USAGE
+    from turngate.cli.run import EXIT_INTERRUPTED
 
     args = build_parser().parse_args(argv)
     try:

@@ -1,0 +1,54 @@
+"""The options of `turngate run` and `turngate report judge` that say how to judge: ``--conventions``
+(a known convention set) and ``--baseline`` (known differences: read before any case, each case
+checked against it as it finishes, the run compared with it at the end)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from turngate.base.arguments import UsageProblem
+from turngate.judge.catalog.conventions import convention_sets
+
+if TYPE_CHECKING:
+    from turngate.judge.baseline import Baseline, CaseCheck, Comparison
+    from turngate.judge.case_result import CaseResult
+
+
+def check_conventions(name: str | None) -> None:
+    if name is not None and name not in convention_sets():
+        raise UsageProblem(f"--conventions: {name!r}: known sets: {', '.join(convention_sets())}")
+
+
+def read_baseline_option(path: Path | None) -> Baseline | None:
+    """``--baseline FILE``, checked before any case runs: a bad file is one line, exit 2."""
+    if path is None:
+        return None
+    from turngate.judge.baseline import BaselineProblem, read_baseline
+
+    try:
+        return read_baseline(path)
+    except BaselineProblem as problem:
+        raise UsageProblem(f"--baseline: {problem}") from None
+
+
+def check_against(
+    known: Baseline | None, result: CaseResult, checked: dict[tuple[str, str], CaseCheck]
+) -> CaseCheck | None:
+    """One finished case against the baseline (kept in ``checked`` for JUnit); None without one."""
+    if known is None:
+        return None
+    from turngate.judge.baseline import Ran, check_case
+
+    check = check_case(known, Ran.of(result))
+    checked[(result.scenario_id, result.engine)] = check
+    return check
+
+
+def compare_with(known: Baseline | None, results: list[CaseResult]) -> Comparison | None:
+    """The whole run against the baseline: what it let through, what is new, what is fixed."""
+    if known is None:
+        return None
+    from turngate.judge.baseline import Ran, compare
+
+    return compare(known, [Ran.of(result) for result in results])

@@ -1,0 +1,201 @@
+"""`turngate run`: the catalog against a target, as it goes (progress, reports), then the verdict."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from turngate.base.arguments import UsageProblem, at_least_one
+from turngate.base.progress import Progress
+from turngate.base.terminal import Output
+from turngate.cli.judging_options import check_against, check_conventions, compare_with, read_baseline_option
+from turngate.cli.output_files import checked_outputs, open_output
+from turngate.cli.run_summary import fails, print_comparison, summary
+from turngate.judge.case_result import CaseResult
+from turngate.judge.pool import cases, default_jobs, run_all
+from turngate.judge.selection import (
+    add_catalog_arguments,
+    add_target_arguments,
+    check_reading,
+    chosen_catalog,
+    chosen_engines,
+    real_engines,
+    resolve_target,
+)
+
+if TYPE_CHECKING:
+    from turngate.judge.baseline import CaseCheck, Comparison
+
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+EXIT_NOTHING_VERIFIED: Final = 5  # pytest's "no tests ran"
+# Outcomes that mean the target was not checked at all (a run of only these verified nothing).
+NOT_VERIFIED: Final = frozenset({"skipped", "unreached"})
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from turngate.base.terminal import console
+    from turngate.judge.report import JsonlReport, run_properties, write_junit
+
+    scenarios = chosen_catalog(args)
+    engines = chosen_engines(args)
+    check_reading(args.reading, scenarios)
+    check_conventions(args.conventions)
+    outputs = checked_outputs(report_json=args.report_json, junit=args.junit, html=args.html)
+    known = read_baseline_option(args.baseline)
+    target = resolve_target(args)
+    real = real_engines(args, target)
+    planned = cases(scenarios, engines)
+    # A report on standard output keeps it to itself; the table then goes to standard error.
+    human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
+    properties = run_properties(target=target.name, engines=engines, reading=args.reading, jobs=args.jobs)
+    results: list[CaseResult] = []
+    checked: dict[tuple[str, str], CaseCheck] = {}  # each case against the baseline, with --baseline
+    started, started_at = time.monotonic(), time.time()
+    interrupted = False
+    with contextlib.ExitStack() as stack:
+        report = None
+        if "report_json" in outputs:
+            stream = stack.enter_context(open_output(outputs["report_json"]))
+            report = JsonlReport(stream, target=target.name, engines=engines, planned=len(planned))
+        progress = Progress(len(planned), "cases")
+        try:
+            for result in run_all(
+                planned,
+                target=target,
+                jobs=args.jobs,
+                reading=args.reading,
+                conventions=args.conventions,
+                real=real,
+            ):
+                results.append(result)
+                check = check_against(known, result, checked)
+                if report is not None:
+                    report.case(result, baseline=check)
+                shown = _shown(result)
+                if check is not None and check.status == "known":
+                    shown = f"known, in the baseline: {shown}"
+                progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", shown)
+        except KeyboardInterrupt:
+            interrupted = True  # the pool has stopped its workers; keep what finished
+        finally:
+            progress.close()
+        comparison = compare_with(known, results)
+        if report is not None:
+            report.finish(interrupted=interrupted, baseline=comparison)
+    problems = []
+    if "junit" in outputs:
+        try:
+            with open_output(outputs["junit"]) as stream:
+                write_junit(
+                    stream,
+                    results,
+                    properties=properties,
+                    started_at=started_at,
+                    interrupted=interrupted,
+                    baseline=checked if known is not None else None,
+                )
+        except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
+            problems.append(str(problem))
+    if "html" in outputs:
+        try:
+            _write_html(outputs["html"], results, properties, started_at, interrupted, comparison)
+        except UsageProblem as problem:
+            problems.append(str(problem))
+    human.print(summary(results, time.monotonic() - started), soft_wrap=True)
+    if comparison is not None:
+        print_comparison(human, comparison)
+    verified = [result for result in results if result.outcome not in NOT_VERIFIED]
+    for unwritten in problems:
+        print(f"turngate: {unwritten}", file=sys.stderr)
+    if interrupted:
+        human.print(f"[bold yellow]interrupted[/]: {len(results)} of {len(planned)} cases finished")
+        return EXIT_INTERRUPTED
+    if problems or fails(results, comparison):
+        return 1
+    if not verified:
+        human.print(
+            f"[bold yellow]nothing verified[/]: all {len(results)} cases were skipped"
+            f" (target {target.name}; the reasons are above)"
+        )
+        return EXIT_NOTHING_VERIFIED
+    return 0
+
+
+def _shown(result: CaseResult) -> str:
+    """What a progress line shows of a result: every difference with the words that back it; of an
+    error, its first line (the traceback stays in the reports)."""
+    if result.outcome == "passed":
+        return ""
+    return result.message if result.differences else result.message.split("\n")[0]
+
+
+def _write_html(
+    output: Output,
+    results: list[CaseResult],
+    properties: dict[str, str],
+    started_at: float,
+    interrupted: bool,
+    comparison: Comparison | None = None,
+) -> None:
+    from turngate.judge.html_report import from_results, render
+
+    header = {**properties, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_at))}
+    page = render(
+        [from_results(results, header, interrupted=interrupted, baseline=comparison)],
+        title=f"turngate: {header['target']}",
+    )
+    with open_output(output) as stream:
+        stream.write(page)
+
+
+def add_command(commands: argparse._SubParsersAction[Any]) -> None:
+    run = add_target_arguments(
+        add_catalog_arguments(commands.add_parser("run", help="run the catalog against a target"))
+    )
+    run.add_argument(
+        "--jobs",
+        type=at_least_one,
+        default=default_jobs(),
+        help="parallel cases, at least 1 (default: the cores)",
+    )
+    run.add_argument(
+        "--reading",
+        metavar="NAME",
+        help="for ambiguous scenarios: judge by this reading (see `turngate show`)",
+    )
+    run.add_argument(
+        "--conventions",
+        metavar="NAME",
+        help="enforce a convention set (names the spec leaves open): its differences fail; "
+        "without it they are informational",
+    )
+    run.add_argument(
+        "--engines",
+        choices=("fake", "real"),
+        default="fake",
+        help="real: the pinned real CLIs against turngate's model server (iflow stays fake)",
+    )
+    run.add_argument(
+        "--real",
+        action="append",
+        metavar="ENGINE[@VERSION]",
+        help="with --engines real: only these real builds (default: each engine's first pin)",
+    )
+    run.add_argument(
+        "--variant", metavar="NAME", help="the reference as a conforming variant (docs/variants.md)"
+    )
+    run.add_argument("--mutant", metavar="NAME", help="the reference as a spec mutant (docs/mutants.md)")
+    run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
+    run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
+    run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="known differences (turngate baseline write): exit 1 only on a new one, or a known one gone",
+    )
+    run.set_defaults(handler=run_command)

@@ -1,0 +1,92 @@
+"""How a run ends, or a saved one judged again: the table per capability and engine, what a baseline
+let through, and whether the run fails (exit 1)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Final
+
+from rich.console import Group
+from rich.text import Text
+
+from turngate.base.terminal import visible
+from turngate.judge.verdict import OUTCOMES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from turngate.judge.baseline import Comparison
+    from turngate.judge.case_result import CaseResult
+
+BAD: Final = frozenset({"failed", "errored", "unreached"})
+_BASELINE_STYLES: Final = {"head": "bold", "new": "bold red", "fixed": "bold yellow", "note": "dim"}
+
+
+def fails(results: list[CaseResult], comparison: Comparison | None) -> bool:
+    """Exit 1: a case failed or errored; with a baseline, only a change from it (new, or fixed)."""
+    if comparison is not None:
+        return comparison.fails
+    return any(result.outcome in BAD for result in results)
+
+
+def print_comparison(human: Console, comparison: Comparison) -> None:
+    """After the summary table: what the baseline let through, and what fails the run (new, fixed)."""
+    human.print()
+    for kind, line in comparison.lines():
+        human.print(Text(visible(line), style=_BASELINE_STYLES.get(kind, "")), soft_wrap=True)
+
+
+def summary(results: list[CaseResult], seconds: float | None) -> Group:
+    """A table per capability and engine (misses, oks, skips apart), the skip reasons, the totals."""
+    from rich.table import Table
+
+    engines = sorted({result.engine for result in results})
+    rows: dict[str, dict[str, Counter[str]]] = {}
+    for result in results:
+        rows.setdefault(result.capability, {}).setdefault(result.engine, Counter())[result.outcome] += 1
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("capability")
+    for engine in engines:
+        table.add_column(engine)
+    for capability in sorted(rows):
+        table.add_row(capability, *(_cell(rows[capability].get(engine, Counter())) for engine in engines))
+    totals = Counter(result.outcome for result in results)
+    outcomes = [*OUTCOMES, *sorted(set(totals) - set(OUTCOMES))]
+    line = ", ".join(f"{totals.get(outcome, 0)} {outcome}" for outcome in outcomes)
+    line += f" in {seconds:.1f}s" if seconds is not None else ""
+    parts: list[Any] = [table] if rows else []
+    reasons = Counter(
+        visible(result.message.split("\n")[0]) for result in results if result.outcome == "skipped"
+    )
+    if reasons:
+        skips = Table(box=None, pad_edge=False, show_edge=False, show_header=True)
+        skips.add_column("skipped", justify="right")
+        skips.add_column("because")
+        for reason, count in reasons.most_common():
+            skips.add_row(str(count), reason)
+        parts += ["", skips]
+    parts += ["", Text(line)]
+    return Group(*parts)
+
+
+def _cell(counts: Counter[str]) -> Text:
+    """``9/9 ok``, ``2 FAIL/9``; skips apart (``+8 skipped``): a skip is neither an ok nor a miss."""
+    judged = sum(count for outcome, count in counts.items() if outcome != "skipped")
+    bad = sum(counts[outcome] for outcome in BAD)
+    skipped = counts["skipped"]
+    if not judged and not skipped:
+        return Text("-")
+    cell = Text()
+    if judged:
+        if bad:
+            cell.append(f"{bad} FAIL/{judged}", style="bold red")
+        else:
+            others = judged - counts["passed"]
+            cell.append(f"{counts['passed']}/{judged} ok", style="green" if not others else "yellow")
+            if counts["partial"]:  # MUST checks the target could not all show
+                cell.append(f" {counts['partial']}~", style="cyan")
+            if counts["ambiguous"]:  # holds under one reading of an ambiguous sentence, breaks another
+                cell.append(f" {counts['ambiguous']}?", style="magenta")
+    if skipped:
+        cell.append((" " if judged else "") + f"+{skipped} skipped", style="dim")
+    return cell
