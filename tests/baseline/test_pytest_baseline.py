@@ -6,19 +6,14 @@ reference with its gate ignoring ``max_attempt``, behind the command protocol.
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-HERE = Path(__file__).resolve().parent
-BROKEN = (
-    f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE.parent / 'cli' / 'ignores_max_attempt.py'))}"
-)
+from tests.cli.conftest import BROKEN, implementer_pytest
+
 EXCEEDED = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 ONE = "max-attempt/exceeded-fails and codex"
 STATE = {"case": EXCEEDED, "engine": "codex", "check": "state", "sentence": f"{EXCEEDED}#then"}
@@ -26,16 +21,7 @@ ERROR_CODE = {"case": EXCEEDED, "engine": "codex", "check": "error_code", "sente
 
 
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-rxXs", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=folder,
-        env=env,
-    )
+    return implementer_pytest(folder, "-p", "no:cacheprovider", "-rxXs", *args)
 
 
 def _baseline(folder: Path, *entries: dict[str, str]) -> str:

@@ -1,8 +1,12 @@
-"""Running the installed command as a user does: a real process, its exit status, its two streams."""
+"""Running the installed command as a user does: a real process, its exit status, its two streams;
+and a real pytest with turngate's plugin, as an implementer runs it."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +14,10 @@ import pytest
 
 from tests.turngate_cli import turngate as run_turngate
 
+HERE = Path(__file__).resolve().parent
 ONE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
+# The reference with its gate ignoring ``max_attempt``, behind the command protocol.
+BROKEN = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'ignores_max_attempt.py'))}"
 
 Turngate = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -26,3 +33,18 @@ def turngate(tmp_path: Path) -> Turngate:
         return run_turngate(*args, cwd=cwd or tmp_path, env=env)
 
     return run
+
+
+def implementer_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pytest ARGS`` as a real process in ``folder`` (a folder with no tests of its own)."""
+    # Nothing of this suite's own pytest run (xdist worker, addopts) may reach the implementer's pytest.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=folder,
+        env=env,
+    )

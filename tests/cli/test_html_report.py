@@ -11,18 +11,15 @@ a person would.
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import BROKEN
 from tests.turngate_cli import turngate as _turngate
 from turngate.judge.html_report import ReportColumns, render
 
-HERE = Path(__file__).resolve().parent
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-BROKEN = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'ignores_max_attempt.py'))}"
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--window-size=1400,1000",

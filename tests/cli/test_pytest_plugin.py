@@ -7,18 +7,12 @@ behind the command protocol (tests/cli/ignores_max_attempt.py).
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
-from tests.cli.conftest import ONE
+from tests.cli.conftest import BROKEN, ONE, implementer_pytest
 
-HERE = Path(__file__).resolve().parent
-BROKEN = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'ignores_max_attempt.py'))}"
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
 FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision"
 CAUGHT_BY = (  # the scenarios that catch the bug, each on four engines
@@ -28,22 +22,8 @@ CAUGHT_BY = (  # the scenarios that catch the bug, each on four engines
 )
 
 
-def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # Nothing of this suite's own pytest run (xdist worker, addopts) may reach the implementer's pytest.
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=folder,
-        env=env,
-    )
-
-
 def test_the_reference_passes_its_cases_by_scenario_id_and_engine(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, "--turngate-target", "reference", "-k", "exceeded-fails", "-v")
+    done = implementer_pytest(tmp_path, "--turngate-target", "reference", "-k", "exceeded-fails", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     for engine in ("codex", "gemini", "iflow", "opencode"):
         assert f"turngate::{ONE}[{engine}] PASSED" in done.stdout
@@ -52,7 +32,7 @@ def test_the_reference_passes_its_cases_by_scenario_id_and_engine(tmp_path: Path
 
 def test_a_broken_target_fails_with_the_specs_words_and_every_difference(tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
-    done = _pytest(tmp_path, "--turngate-target", BROKEN, "-k", f"{FOUR} and codex", "-n", "2",
+    done = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "-k", f"{FOUR} and codex", "-n", "2",
                    f"--junitxml={junit}")  # fmt: skip
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
@@ -68,15 +48,17 @@ def test_a_broken_target_fails_with_the_specs_words_and_every_difference(tmp_pat
 
 
 def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: Path) -> None:
-    first = _pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR)
+    first = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR)
     assert first.returncode == 1 and "12 failed, 4 passed" in first.stdout, first.stdout
-    again = _pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q")
+    again = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q")
     # --lf reruns the 12 failures and deselects every other case of the catalog, whatever its size
     assert again.returncode == 1 and re.search(r"12 failed, \d+ deselected", again.stdout), again.stdout
     assert {line.split("[")[0] for line in again.stdout.splitlines() if line.startswith("FAILED ")} == {
         f"FAILED turngate::{scenario}" for scenario in CAUGHT_BY
     }
-    stopped = _pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR, "-x", "-p", "no:cacheprovider")
+    stopped = implementer_pytest(
+        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, "-x", "-p", "no:cacheprovider"
+    )
     assert (
         stopped.returncode == 1
         and "1 failed" in stopped.stdout
@@ -85,12 +67,12 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
 
 
 def test_without_the_option_nothing_is_collected(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, "-p", "no:cacheprovider")
+    done = implementer_pytest(tmp_path, "-p", "no:cacheprovider")
     assert done.returncode == 5 and "no tests ran" in done.stdout
 
 
 def test_a_target_that_cannot_be_reached_is_a_usage_error(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, "--turngate-target", "cmd:/nonexistent", "-p", "no:cacheprovider")
+    done = implementer_pytest(tmp_path, "--turngate-target", "cmd:/nonexistent", "-p", "no:cacheprovider")
     assert done.returncode == 4, done.stdout + done.stderr
     assert "turngate: --target cmd:/nonexistent: /nonexistent: no such file" in done.stderr
     assert "Traceback" not in done.stderr
