@@ -20,6 +20,11 @@ from turngate.judge.case_folder import FIXED_EPOCH_MS
 from turngate.judge.skill_writer import GREETING_SCHEMA
 from turngate.judge.skill_writer import write_skill as runner_write_skill
 
+# The ask-user hints the fake engines write: the four forms, and the defects a script can give one
+# (turngate/engines/fake/script.schema.json).
+FORMS = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
+DEFECTS = ("missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated")
+
 
 def write_skill(
     folder: Path,

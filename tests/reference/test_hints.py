@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reference.conftest import DEFECTS, FORMS
 from tests.work import calls_made
 from turngate.engines.fake.hint_forms import render
 from turngate.implementations.reference.hints import (
@@ -20,8 +21,6 @@ from turngate.implementations.reference.hints import (
     strip_hints,
 )
 
-FORMS = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
-DEFECTS = ("missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated")
 PROSE = "I need to know the greeting style first."
 OPTIONS = [{"label": "Formal", "value": "formal"}, {"label": "Casual", "value": "casual"}]
 FULL: dict[str, Any] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.reference.conftest import DEFECTS, FORMS
 from turngate.implementations.reference.output import check_output, extract_output
 
 SCHEMA = {
@@ -102,10 +103,8 @@ def test_ask_user_hints_are_never_business_output() -> None:
 
 
 @pytest.mark.spec("design/decision-4/ask-user-optional-enrichment")
-@pytest.mark.parametrize(
-    "defect", ["missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated"]
-)
-@pytest.mark.parametrize("form", ["yaml_block", "yaml_fenced", "yaml_flow", "legacy_json"])
+@pytest.mark.parametrize("defect", DEFECTS)
+@pytest.mark.parametrize("form", FORMS)
 def test_malformed_hints_are_never_business_output(form: str, defect: str) -> None:
     from turngate.engines.fake.hint_forms import render
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reference.conftest import DEFECTS, FORMS
 from turngate.engines.fake.hint_forms import render
 from turngate.implementations.reference.hints import ASK_USER_HINT_MALFORMED, read_hint
 from turngate.implementations.reference.pending import (
@@ -28,8 +29,6 @@ from turngate.implementations.reference.pending import (
     pending_from_json,
 )
 
-FORMS = ("yaml_block", "yaml_fenced", "yaml_flow", "legacy_json")
-DEFECTS = ("missing_prompt", "non_numeric_interaction_id", "wrong_types", "broken_syntax", "truncated")
 PROSE = "I need to know the greeting style first."
 OPTIONS = [{"label": "Formal", "value": "formal"}, {"label": "Casual", "value": "casual"}]
 ENRICHED: dict[str, Any] = {
