@@ -9,6 +9,7 @@ This module is the case's job: its actions and what it shows. Its parts, one job
 ``http_transport`` (the client, retries, anomalies, :class:`TargetError`), ``http_install``
 (the skill package), ``http_jobs`` (a job's states and request), ``http_events`` (the stream or
 the history endpoint), ``http_slots`` (filler jobs), ``http_clock`` (a short real session timeout).
+Against any server:
 
 - what a server answers that the job API does not foresee (pending asked of
   an auto job answered 400, a null interaction id, a reply refused with 400)

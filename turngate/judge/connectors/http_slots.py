@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Final
 
 from turngate.judge.connectors.http_jobs import TERMINAL, job_request
@@ -24,7 +25,7 @@ from turngate.protocol.connector import CaseSetup, TargetUnreachable
 FILLER_WAIT_SEC: Final = 4.0  # how long slot fillers are given to start
 # The real time a case that observes slots spends on its fillers (started, waited for, canceled).
 LOOKING_SEC: Final = int(2 * FILLER_WAIT_SEC + 2)
-FILLER_RUNTIME: Final = {"execution_mode": "auto", "no_cache": True}
+FILLER_RUNTIME: Final = MappingProxyType({"execution_mode": "auto", "no_cache": True})
 
 
 @dataclass(frozen=True, slots=True)
