@@ -26,7 +26,15 @@ from typing import Any, Final
 
 import pytest
 
-from turngate.judge.baseline import Baseline, BaselineProblem, CaseCheck, Ran, check_case, read_baseline
+from turngate.judge.baseline import (
+    FAILING,
+    Baseline,
+    BaselineProblem,
+    CaseCheck,
+    Ran,
+    check_case,
+    read_baseline,
+)
 from turngate.judge.case_result import CaseResult
 from turngate.judge.case_run import run_case
 from turngate.judge.catalog import ENGINES, Scenario
@@ -37,7 +45,6 @@ OPTION: Final = "--turngate-target"
 # not all show (partial) pass with a warning that says what was not met or not seen.
 # ambiguous: holds under one reading of an ambiguous sentence and breaks another (no --turngate-reading)
 PASSED_WITH_NOTE: Final = frozenset({"non-strict", "partial", "ambiguous"})
-FAILING: Final = frozenset({"failed", "errored", "unreached"})
 
 
 class TurngateNote(UserWarning):

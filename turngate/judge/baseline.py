@@ -31,7 +31,7 @@ from turngate.base.optionsfile import read_mapping
 FORMAT_VERSION: Final = 1
 SCHEMA_PATH: Final = Path(__file__).with_name("baseline.schema.json")
 CONVENTION: Final = "convention"
-# The outcomes that make `turngate run` exit 1 (conformance.BAD): what a baseline may have to know.
+# The outcomes that make `turngate run` exit 1 (run_summary.BAD): what a baseline may have to know.
 FAILING: Final = frozenset({"failed", "errored", "unreached"})
 # Cases that did not run their checks: a known difference of theirs is neither there nor gone.
 NOT_RUN: Final = frozenset({"skipped", "unreached"})

@@ -74,6 +74,8 @@ def run_case(
             setup = prepare(scenario, engine, reading, workdir, shared_scripts)
             call_log = shared_call_log or workdir / "calls.jsonl"
             scripts = shared_scripts or workdir / "scripts"
+            # Real engines are set up per case, not per run: their model server reads this case's
+            # scripts folder, and their launchers go into this case's bin (over the fakes just installed).
             with real.for_case(workdir, scripts, call_log) if real else nullcontext():
                 steps = perform(scenario, connector, setup, workdir, call_log)
         except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
