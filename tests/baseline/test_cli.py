@@ -50,7 +50,8 @@ def _write(folder: Path, entries: list[dict[str, str]], name: str) -> str:
 def test_the_written_baseline_lists_each_failing_difference_with_a_reason_to_fill_in(known: Path) -> None:
     text = (known / "known.yaml").read_text(encoding="utf-8")
     assert text.startswith("# turngate baseline: the known differences of a target")
-    assert "# From run.jsonl: turngate " in text and " against reference, started " in text
+    assert "# From run.jsonl: turngate " in text
+    assert " against reference, started " in text
     assert text.count('reason: ""  # fill in: why this is known') == 4
     assert [(entry["engine"], entry["check"], entry["sentence"]) for entry in _entries(known)] == [
         ("codex", "error_code", f"{EXCEEDED}#and1"),
@@ -86,16 +87,19 @@ def test_the_same_failures_against_their_baseline_exit_0_and_show_apart_in_every
     root = ElementTree.parse(known / "junit.xml").getroot()
     assert (root.get("failures"), root.get("skipped")) == ("0", "2")
     skipped = root.findall(".//testcase/skipped")
-    assert len(skipped) == 2 and all(
+    assert len(skipped) == 2
+    assert all(
         (item.get("message") or "").startswith("known difference (baseline): error_code") for item in skipped
     )
     page = (known / "page.html").read_text(encoding="utf-8")
-    assert page.count('class="cell known"') == 2 and "known (baseline)" in page
+    assert page.count('class="cell known"') == 2
+    assert "known (baseline)" in page
     # the saved report shows the same, and its footer's count of what the baseline let through
     saved = _turngate("report", "html", "run.jsonl", "again.jsonl", "-o", "both.html", cwd=known)
     assert saved.returncode == 0, saved.stderr
     both = (known / "both.html").read_text(encoding="utf-8")
-    assert both.count('class="cell known"') == 2 and both.count('class="cell failed"') == 2
+    assert both.count('class="cell known"') == 2
+    assert both.count('class="cell failed"') == 2
     assert "baseline known.yaml: 4 known difference(s) let through, 0 new, 0 fixed" in both
 
 
@@ -105,7 +109,8 @@ def test_a_difference_the_baseline_does_not_list_is_new_and_fails_naming_it(know
     done = _turngate("run", *BROKEN, *CASES, *ENGINES, "--baseline", name, "--junit", "new.xml", cwd=known)
     assert done.returncode == 1, done.stdout + done.stderr
     tail = done.stdout.split("baseline missing-one.yaml:", 1)[1]
-    assert "3 known difference(s) still there" in tail and "1 new, 0 fixed" in tail
+    assert "3 known difference(s) still there" in tail
+    assert "1 new, 0 fixed" in tail
     assert (
         f"new, not in the baseline (each fails the run):\n  {EXCEEDED} [gemini]: state ({EXCEEDED}#then)"
         in tail
@@ -125,7 +130,8 @@ def test_a_known_difference_gone_from_a_case_that_ran_fails_saying_remove_it(kno
     ) in done.stdout
     # a fixed server: every entry is gone
     fixed = _turngate("run", *CASES, *ENGINES, "--baseline", "known.yaml", cwd=known)
-    assert fixed.returncode == 1 and "0 new, 4 fixed" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "0 new, 4 fixed" in fixed.stdout, fixed.stdout + fixed.stderr
     assert fixed.stdout.count(f"  {EXCEEDED} [") == 4
 
 
@@ -136,14 +142,16 @@ def test_entries_of_cases_the_run_left_out_are_neither_fixed_nor_new(known: Path
     only_the_other = _turngate(
         "run", "-k", "max-attempt/unbounded-without", "--baseline", "known.yaml", cwd=known
     )
-    assert only_the_other.returncode == 0 and "not run: 4 entries" in only_the_other.stdout
+    assert only_the_other.returncode == 0
+    assert "not run: 4 entries" in only_the_other.stdout
 
 
 def test_report_judge_takes_the_baseline_too(known: Path) -> None:
     assert _turngate("report", "judge", "run.jsonl", "--baseline", "known.yaml", cwd=known).returncode == 0
     name = _write(known, _entries(known)[1:], "judge-missing.yaml")
     judged = _turngate("report", "judge", "run.jsonl", "--baseline", name, "-o", "judged.jsonl", cwd=known)
-    assert judged.returncode == 1 and "1 new, 0 fixed" in judged.stdout, judged.stdout + judged.stderr
+    assert judged.returncode == 1, judged.stdout + judged.stderr
+    assert "1 new, 0 fixed" in judged.stdout, judged.stdout + judged.stderr
     _, cases, footer = read_report(known / "judged.jsonl")
     assert sorted(case.get("baseline", "-") for case in cases) == ["-", "-", "known", "new"]
     assert [entry["engine"] for entry in footer["baseline"]["new"]] == ["codex"]
@@ -168,7 +176,8 @@ def test_writing_over_a_baseline_keeps_its_reasons_and_the_entries_this_run_did_
     ]
     # -o -: the file on standard output, what was done on standard error
     shown = _turngate("baseline", "write", "run.jsonl", "-o", "-", cwd=known)
-    assert shown.returncode == 0 and yaml.safe_load(shown.stdout)["version"] == 1
+    assert shown.returncode == 0
+    assert yaml.safe_load(shown.stdout)["version"] == 1
     assert shown.stderr.startswith("wrote -: 4 known difference(s)")
 
 
@@ -182,13 +191,13 @@ def test_an_errored_case_is_known_by_its_outcome(tmp_path: Path) -> None:
     )
     only = ("--no-shipped", "--catalog", "mine", "--engine", "codex")
     run = _turngate("run", *only, "--report-json", "run.jsonl", cwd=tmp_path)
-    assert run.returncode == 1 and "1 errored" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 errored" in run.stdout, run.stdout + run.stderr
     assert _turngate("baseline", "write", "run.jsonl", "-o", "known.yaml", cwd=tmp_path).returncode == 0
     assert _entries(tmp_path) == [{"case": EXCEEDED, "engine": "codex", "outcome": "errored", "reason": ""}]
     again = _turngate("run", *only, "--baseline", "known.yaml", cwd=tmp_path)
-    assert again.returncode == 0 and "no change from the baseline" in again.stdout, (
-        again.stdout + again.stderr
-    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no change from the baseline" in again.stdout, again.stdout + again.stderr
 
 
 @pytest.mark.parametrize(
@@ -212,15 +221,18 @@ def test_a_bad_baseline_is_one_line_and_exit_2_before_any_case_runs(
     (tmp_path / "bad.yaml").write_text(content, encoding="utf-8")
     done = _turngate("run", *CASES, "--baseline", "bad.yaml", "--report-json", "r.jsonl", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.startswith("turngate: --baseline: bad.yaml: ") and done.stderr.count("\n") == 1
-    assert said in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.startswith("turngate: --baseline: bad.yaml: ")
+    assert done.stderr.count("\n") == 1
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_baseline_write_never_overwrites_a_file_that_is_not_a_baseline(known: Path) -> None:
     before = (known / "run.jsonl").read_text(encoding="utf-8")
     done = _turngate("baseline", "write", "run.jsonl", "-o", "run.jsonl", cwd=known)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
     assert "an existing file must be a baseline to update" in done.stderr
     assert (known / "run.jsonl").read_text(encoding="utf-8") == before
     assert json.loads(before.splitlines()[0])["kind"] == "header"

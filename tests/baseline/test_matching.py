@@ -78,14 +78,16 @@ def test_a_failed_case_is_known_by_its_failing_differences_one_per_check_and_sen
 def test_failing_for_known_differences_only_is_known_and_does_not_fail() -> None:
     comparison = compare(KNOWN, [_failed(STATE, ERROR_CODE)])
     (case,) = comparison.cases
-    assert case.status == "known" and not comparison.fails
+    assert case.status == "known"
+    assert not comparison.fails
     assert case.note == f"known difference (baseline): state ({THEN}); error_code ({AND1})"
 
 
 def test_a_known_difference_and_a_new_one_is_new() -> None:
     baseline = Baseline("known.yaml", (Entry(CASE, "codex", "state", THEN),))
     comparison = compare(baseline, [_failed(STATE, ERROR_CODE)])
-    assert comparison.fails and comparison.cases[0].status == "new"
+    assert comparison.fails
+    assert comparison.cases[0].status == "new"
     assert comparison.new == (Entry(CASE, "codex", "error_code", AND1),)
     assert comparison.known == (Entry(CASE, "codex", "state", THEN),)
 
@@ -105,45 +107,55 @@ def test_the_same_difference_on_another_engine_is_new() -> None:
 
 def test_a_known_difference_gone_is_fixed_and_fails_until_the_baseline_drops_it() -> None:
     passed = compare(KNOWN, [Ran(CASE, "codex", "passed")])
-    assert passed.fails and passed.cases[0].status == "fixed" and len(passed.fixed) == 2
+    assert passed.fails
+    assert passed.cases[0].status == "fixed"
+    assert len(passed.fixed) == 2
     assert passed.cases[0].note.startswith("fixed: remove it from the baseline: ")
     # one gone, the other still failing: fixed too (the case still fails, for a known reason)
     half = compare(KNOWN, [_failed(STATE)])
-    assert half.cases[0].status == "fixed" and half.fixed == (Entry(CASE, "codex", "error_code", AND1),)
+    assert half.cases[0].status == "fixed"
+    assert half.fixed == (Entry(CASE, "codex", "error_code", AND1),)
     assert half.updated() == (Entry(CASE, "codex", "state", THEN),)
 
 
 def test_an_entry_whose_case_did_not_run_or_could_not_show_it_is_neither_fixed_nor_new() -> None:
-    assert compare(KNOWN, []).not_run == KNOWN.entries and not compare(KNOWN, []).fails
+    assert compare(KNOWN, []).not_run == KNOWN.entries
+    assert not compare(KNOWN, []).fails
     for ran in (
         Ran(CASE, "codex", "skipped"),
         Ran(CASE, "codex", "partial", (_difference("state", THEN, "unverified"),)),
     ):
         comparison = compare(Baseline("k", (Entry(CASE, "codex", "state", THEN),)), [ran])
-        assert comparison.unverified and not comparison.fails, ran
+        assert comparison.unverified, ran
+        assert not comparison.fails, ran
         assert comparison.cases[0].status is None
     # an errored case shows no difference: its known ones are unverified, its error is new
     erred = compare(KNOWN, [Ran(CASE, "codex", "errored")])
-    assert len(erred.unverified) == 2 and erred.new == (Entry(CASE, "codex", outcome="errored"),)
+    assert len(erred.unverified) == 2
+    assert erred.new == (Entry(CASE, "codex", outcome="errored"),)
 
 
 def test_a_difference_still_seen_without_failing_is_not_fixed() -> None:
     """A convention enforced when the baseline was written, informational now: still there."""
     baseline = Baseline("k", (Entry(CASE, "codex", "events", "convention"),))
     seen = compare(baseline, [Ran(CASE, "codex", "passed", (_difference("events", "convention", "x"),))])
-    assert seen.known and not seen.fails and seen.cases[0].status is None
+    assert seen.known
+    assert not seen.fails
+    assert seen.cases[0].status is None
 
 
 def test_an_errored_case_is_known_by_its_outcome_and_fixed_when_it_no_longer_errs() -> None:
     baseline = Baseline("k", (Entry(CASE, "codex", outcome="errored"),))
     assert compare(baseline, [Ran(CASE, "codex", "errored")]).cases[0].status == "known"
     judged = compare(baseline, [_failed(STATE)])
-    assert judged.fixed == baseline.entries and judged.new == (Entry(CASE, "codex", "state", THEN),)
+    assert judged.fixed == baseline.entries
+    assert judged.new == (Entry(CASE, "codex", "state", THEN),)
 
 
 def test_an_unreached_case_is_always_new_and_never_written() -> None:
     comparison = compare(Baseline("k"), [Ran(CASE, "codex", "unreached")])
-    assert comparison.fails and comparison.new == (Entry(CASE, "codex", outcome="unreached"),)
+    assert comparison.fails
+    assert comparison.new == (Entry(CASE, "codex", outcome="unreached"),)
     assert comparison.updated() == ()
 
 
@@ -202,7 +214,8 @@ def test_the_file_reads_back_what_was_written_in_a_stable_order(tmp_path: Path) 
         "見た: yes",
         'line one\nline "two" # not a comment',
     ]
-    assert read.of(CASE, "codex") == read.entries[:2] and read.of(CASE, "opencode") == ()
+    assert read.of(CASE, "codex") == read.entries[:2]
+    assert read.of(CASE, "opencode") == ()
 
 
 def test_an_empty_baseline_is_a_valid_file(tmp_path: Path) -> None:
@@ -257,7 +270,9 @@ def test_a_bad_file_is_one_line_naming_the_file_the_field_and_the_value(
     with pytest.raises(BaselineProblem) as problem:
         read_baseline(path)
     message = str(problem.value)
-    assert message.startswith(f"{path}: ") and said in message and "\n" not in message, message
+    assert message.startswith(f"{path}: "), message
+    assert said in message, message
+    assert "\n" not in message, message
 
 
 def test_an_unreadable_or_broken_file_is_named(tmp_path: Path) -> None:

@@ -244,4 +244,6 @@ def test_the_observation_is_rebuilt_with_tuples_as_the_reference_gives_it() -> N
     assert run(CATALOG[PLAIN], "codex", connector) == ("passed", "")
     last = connector.seen[-1]
     assert all(isinstance(value, tuple) for value in (last.warnings, last.history, last.events))
-    assert last.events and last.history and isinstance(last.extra["decisions"], list)
+    assert last.events
+    assert last.history
+    assert isinstance(last.extra["decisions"], list)

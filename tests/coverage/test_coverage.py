@@ -260,7 +260,8 @@ def test_the_matrix_of_a_tiny_catalog_is_exact(tiny: Path) -> None:
     )
     assert rows[GEMINI].met == combos(("auto", "resumable", "gemini", "first-turn", "start"))
     assert rows[GEMINI].status == "covered"
-    assert rows[NEVER].status == "never" and len(rows[NEVER].holes) == 2
+    assert rows[NEVER].status == "never"
+    assert len(rows[NEVER].holes) == 2
     summary = matrix.summary
     assert (summary.sentences, summary.covered, summary.with_holes, summary.never) == (7, 2, 4, 1)
     assert summary.holes == 4 + 1 + 2 + 2 + 2
@@ -269,8 +270,10 @@ def test_the_matrix_of_a_tiny_catalog_is_exact(tiny: Path) -> None:
 def test_an_unobservable_sentence_is_never_a_hole() -> None:
     unseen = next(sid for sid, s in sentences().items() if s.level != "MAY" and s.observable is not None)
     matrix = compute((), {unseen: Scope(unseen, "why", observable=False)}, {unseen: sentences()[unseen]})
-    assert matrix.rows[0].status == "unobservable" and matrix.rows[0].holes == ()
-    assert matrix.summary.unobservable == 1 and matrix.summary.holes == 0
+    assert matrix.rows[0].status == "unobservable"
+    assert matrix.rows[0].holes == ()
+    assert matrix.summary.unobservable == 1
+    assert matrix.summary.holes == 0
 
 
 def test_the_markdown_keeps_its_hand_written_block() -> None:
@@ -286,7 +289,8 @@ def test_the_json_output_parses(tiny: Path, capsys: pytest.CaptureFixture[str]) 
     assert document["scenarios"] == 3
     assert {"sentences", "covered", "with_holes", "never", "holes"} <= set(document["summary"])
     row = next(row for row in document["sentences"] if row["id"] == STRICT)
-    assert row["met"] and row["scenarios"] == ["c/r/resumable"]
+    assert row["met"]
+    assert row["scenarios"] == ["c/r/resumable"]
 
 
 def test_the_table_and_the_markdown_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

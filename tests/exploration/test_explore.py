@@ -83,7 +83,8 @@ def _turngate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_command_exits_1_with_the_finding_saved_and_2_on_bad_input(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     bad = _turngate("explore", "--engine", "nope", cwd=root)
-    assert bad.returncode == 2 and "--engine" in bad.stderr
+    assert bad.returncode == 2
+    assert "--engine" in bad.stderr
     found = _turngate(
         "explore", "--mutant", "max-attempt-greater-than", "--engine", "codex", "--budget", "120",
         "--seed", "4", "--no-shrink", "--save", str(tmp_path), cwd=root,

@@ -53,7 +53,8 @@ def test_the_command_writes_its_figures(tmp_path: Path) -> None:
     out = tmp_path / "fuzz.json"
     assert fuzz.main(["--streams", "20", "--jobs", "1", "--engine", "opencode", "--out", str(out)]) == 0
     figures = json.loads(out.read_text(encoding="utf-8"))
-    assert figures["streams"] == 20 and figures["crashes"] == figures["disagreements"] == 0
+    assert figures["streams"] == 20
+    assert figures["crashes"] == figures["disagreements"] == 0
     assert figures["engines"]["opencode"]["streams_per_sec_per_process"] > 0
 
 

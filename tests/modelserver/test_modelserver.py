@@ -152,7 +152,8 @@ def test_an_older_codex_shell_tool_gets_its_argument_shape(server: ModelServer) 
     _, raw = post(server, "/v1/responses", {"input": [user(PROMPT)], "tools": [shell]})
     call = events(raw)[2]["item"]
     arguments = json.loads(call["arguments"])
-    assert call["name"] == "shell" and arguments["command"][:2] == ["bash", "-lc"]
+    assert call["name"] == "shell"
+    assert arguments["command"][:2] == ["bash", "-lc"]
 
 
 # Gemini API ------------------------------------------------------------------------------------------
@@ -188,7 +189,8 @@ def test_gemini_router_gets_an_object_fitting_its_schema(server: ModelServer) ->
     assert status == 200
     text = json.loads(raw)["candidates"][0]["content"]["parts"][0]["text"]
     value = json.loads(text)
-    assert isinstance(value["reasoning"], str) and value["complexity_score"] >= 1
+    assert isinstance(value["reasoning"], str)
+    assert value["complexity_score"] >= 1
     assert log(server)[-1]["answer"] == "router"
 
 
@@ -224,7 +226,8 @@ def test_gemini_stream_answers_rounds_with_a_shell_call_then_text(server: ModelS
     call = parts[1]["functionCall"]
     assert call["name"] == "run_shell_command"
     assert run_shell(call["args"]["command"]).stdout == TOOL_OUTPUT
-    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP" and "usageMetadata" in chunks[-1]
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert "usageMetadata" in chunks[-1]
 
     contents += [
         {"role": "model", "parts": [parts[1]]},
@@ -290,9 +293,11 @@ def test_chat_rounds_stream_reasoning_tool_calls_and_text(server: ModelServer) -
     assert {"reasoning_content": "Let me look at the skill."} in deltas
     (call,) = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
     arguments = json.loads(call["function"]["arguments"])
-    assert call["function"]["name"] == "bash" and arguments["description"]
+    assert call["function"]["name"] == "bash"
+    assert arguments["description"]
     assert run_shell(arguments["command"]).stdout == TOOL_OUTPUT
-    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls" and "usage" in chunks[-2]
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert "usage" in chunks[-2]
 
     messages += [
         {"role": "assistant", "content": None, "tool_calls": [call]},

@@ -50,7 +50,8 @@ def test_a_turn_is_cut_after_each_tool_step(tmp_path: Path) -> None:
         ((), 0, "read_file"),
         ((), 2, None),
     ]
-    assert rounds[0].tool is not None and rounds[0].tool.exit_code == 1
+    assert rounds[0].tool is not None
+    assert rounds[0].tool.exit_code == 1
     assert rounds[2].text[1][0].startswith("ask_user: {")  # ask_user is the hint text a model writes
 
 
@@ -74,7 +75,8 @@ def test_process_level_steps_are_not_playable_by_a_real_engine(
     tmp_path: Path, turn: dict[str, object], why: str
 ) -> None:
     reason = playable(compiled(tmp_path, {"case": "p", "turns": [turn]}))
-    assert reason is not None and why in reason
+    assert reason is not None
+    assert why in reason
 
 
 def test_a_format_variant_is_not_playable_but_a_default_one_is(tmp_path: Path) -> None:
@@ -88,7 +90,8 @@ def test_a_format_variant_is_not_playable_but_a_default_one_is(tmp_path: Path) -
     reason = playable(
         compiled(tmp_path, {"case": "w", "turns": turns, "variants": {"codex": {"envelope": "legacy_msg"}}})
     )
-    assert reason is not None and "legacy_msg" in reason
+    assert reason is not None
+    assert "legacy_msg" in reason
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,8 @@ def test_a_bad_lock_file_names_file_field_and_value(tmp_path: Path, text: str, m
     lock.write_text(text, encoding="utf-8")
     with pytest.raises(LockProblem, match=message) as raised:
         read_lock(lock)
-    assert str(raised.value).startswith(str(lock)) and "\n" not in str(raised.value)
+    assert str(raised.value).startswith(str(lock))
+    assert "\n" not in str(raised.value)
 
 
 def _cache_with(tmp_path: Path, pin: Pin) -> Path:
@@ -96,7 +97,8 @@ def test_a_launcher_isolates_the_cli_points_it_at_the_model_server_and_logs_the_
     match engine:
         case "codex":
             config = (home / ".codex" / "config.toml").read_text(encoding="utf-8")
-            assert 'base_url = "http://127.0.0.1:9/v1"' in config and "request_max_retries = 0" in config
+            assert 'base_url = "http://127.0.0.1:9/v1"' in config
+            assert "request_max_retries = 0" in config
         case "gemini":
             assert shown["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9"
             settings = json.loads((home / ".gemini" / "settings.json").read_text(encoding="utf-8"))

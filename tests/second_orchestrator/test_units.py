@@ -23,19 +23,23 @@ def test_detector_plain_and_escaped() -> None:
 
 def test_marker_stripped_before_validation() -> None:
     result = check('{"greeting": "hi", "__SKILL_DONE__": true}', SCHEMA, "auto")
-    assert result.valid and result.data == {"greeting": "hi"}
+    assert result.valid
+    assert result.data == {"greeting": "hi"}
 
 
 def test_malformed_hint_is_found_but_not_used() -> None:
     text = "Pick one.\n\n<ASK_USER_YAML>\nask_user:\n  kind: choose_one\n</ASK_USER_YAML>"
     hints = scan(text)
-    assert hints.found and hints.hint is None and hints.rest == "Pick one."
+    assert hints.found
+    assert hints.hint is None
+    assert hints.rest == "Pick one."
 
 
 def test_legacy_envelope_is_not_output() -> None:
     text = '{"outcome":"ask_user","interaction":{"interaction_id":1,"prompt":"Which?"}}'
     hints = scan(text)
-    assert hints.hint is not None and hints.hint.prompt == "Which?"
+    assert hints.hint is not None
+    assert hints.hint.prompt == "Which?"
     assert not check(hints.rest, {"type": "object"}, "interactive").found
 
 
