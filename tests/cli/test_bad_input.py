@@ -69,7 +69,8 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     done = turngate(*args)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert words in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "-").exists()
 
@@ -77,14 +78,18 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_a_command_target_that_cannot_start_is_one_line_not_a_line_per_case(turngate: Turngate) -> None:
     crashing = f"cmd:{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'"
     done = turngate("run", "--target", crashing)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert "UNREACHED" not in done.stderr.upper() and "exit" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "UNREACHED" not in done.stderr.upper()
+    assert "exit" in done.stderr
 
 
 def test_a_word_matches_like_pytest_k_and_a_glob_matches_the_whole_id(turngate: Turngate) -> None:
     by_word = turngate("list", "-k", "interactive-run-lifecycle").stdout.splitlines()
-    assert by_word and all(line.startswith("interactive-run-lifecycle/") for line in by_word)
+    assert by_word
+    assert all(line.startswith("interactive-run-lifecycle/") for line in by_word)
     assert turngate("list", "-k", "MAX-ATTEMPT/EXCEEDED-FAILS").stdout.startswith(ONE)  # case ignored
     by_glob = turngate("list", "-k", "design/*").stdout.splitlines()
-    assert by_glob and all(line.startswith("design/") for line in by_glob)
+    assert by_glob
+    assert all(line.startswith("design/") for line in by_glob)
     assert turngate("list", "-k", "max-attempt/*").returncode == 2  # a glob is anchored: no ID starts so

@@ -46,7 +46,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_page_is_one_self_contained_file(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
-    assert "<style>" in text and "<script>" in text
+    assert "<style>" in text
+    assert "<script>" in text
     for outside in ('src="http', "src='http", 'href="http', "@import", "url(http"):
         assert outside not in text
 
@@ -55,10 +56,8 @@ def test_run_writes_the_page_too(tmp_path: Path) -> None:
     done = _turngate("run", "-k", "max-attempt/exceeded-fails", "--html", "run.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "run.html").read_text(encoding="utf-8")
-    assert (
-        text.count('class="cell passed"') == 4
-        and "interactive-run-lifecycle/max-attempt/exceeded-fails" in text
-    )
+    assert text.count('class="cell passed"') == 4
+    assert "interactive-run-lifecycle/max-attempt/exceeded-fails" in text
 
 
 def test_a_hostile_message_is_escaped_not_run() -> None:
@@ -81,8 +80,11 @@ def test_a_hostile_message_is_escaped_not_run() -> None:
         "differences": [difference],
     }
     text = render([ReportColumns("<b>label</b>", {"target": "<i>t</i>"}, [case], {})])
-    assert "<img src=x" not in text and "<script>bad" not in text and "<b>label" not in text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in text and "&lt;/blockquote&gt;&lt;script&gt;bad()" in text
+    assert "<img src=x" not in text
+    assert "<script>bad" not in text
+    assert "<b>label" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "&lt;/blockquote&gt;&lt;script&gt;bad()" in text
 
 
 def _browser():  # type: ignore[no-untyped-def]
@@ -113,17 +115,16 @@ def test_in_chromium_the_cells_open_their_differences_and_the_filters_hide_rows(
     try:
         driver.get(page.as_uri())
         sets = driver.find_elements(By.CSS_SELECTOR, "th.set")
-        assert (
-            len(sets) == 2
-            and "good.jsonl" in sets[0].text
-            and "broken.jsonl" in sets[1].get_attribute("title")
-        )
+        assert len(sets) == 2
+        assert "good.jsonl" in sets[0].text
+        assert "broken.jsonl" in sets[1].get_attribute("title")
         rows = driver.find_elements(By.CSS_SELECTOR, "tr.case")
         assert len(rows) == 4  # the four max-attempt scenarios, each on 4 engines in 2 column sets
         cells = driver.find_elements(By.CSS_SELECTOR, "td.cell")
         assert len(cells) == 32
         failed = driver.find_elements(By.CSS_SELECTOR, "td.cell.failed")
-        assert len(failed) == 12 and len(driver.find_elements(By.CSS_SELECTOR, "td.cell.passed")) == 20
+        assert len(failed) == 12
+        assert len(driver.find_elements(By.CSS_SELECTOR, "td.cell.passed")) == 20
 
         target = next(cell for cell in failed if "exceeded-fails" in cell.find_element(By.XPATH, "..").text)
         target.click()
@@ -145,6 +146,7 @@ def test_in_chromium_the_cells_open_their_differences_and_the_filters_hide_rows(
         driver.find_element(By.CSS_SELECTOR, "input[name=outcome][value=passed]").click()
         screenshot = tmp_path / "report.png"
         assert driver.save_screenshot(str(screenshot))
-        assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 10_000
+        assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert screenshot.stat().st_size > 10_000
     finally:
         driver.quit()

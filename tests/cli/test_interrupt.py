@@ -32,7 +32,8 @@ def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs
         env={**os.environ, "NO_COLOR": "1"},
         start_new_session=True,
     )
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     finished = 0
     for line in process.stderr:
         finished += line.startswith("[")
@@ -44,7 +45,8 @@ def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs
     assert process.wait(timeout=120) == 130, out + errors
     assert "Traceback" not in errors + out
     header, cases, footer = read_report(report)
-    assert footer["interrupted"] is True and 3 <= len(cases) < header["planned"]
+    assert footer["interrupted"] is True
+    assert 3 <= len(cases) < header["planned"]
     assert f"interrupted: {len(cases)} of {header['planned']} cases finished" in out
     assert f"{len(cases)} passed, 0 partial, 0 failed" in out
     root = ElementTree.parse(junit).getroot()

@@ -59,16 +59,12 @@ def test_skips_are_neither_oks_nor_misses_and_their_reasons_are_listed() -> None
         _result("design", "failed", "step 1 (start): state: expected 'waiting_user', got 'succeeded'")
     ]
     text = _text(results)
-    assert "9/9 ok +8 skipped" in text and "9/17" not in text
+    assert "9/9 ok +8 skipped" in text
+    assert "9/17" not in text
     assert "1 FAIL/1" in text
     lines = [line.split() for line in text.splitlines()]
-    assert ["6", "target", "http", "lacks:", "clock"] in lines and [
-        "2",
-        "target",
-        "http",
-        "lacks:",
-        "restart",
-    ] in lines
+    assert ["6", "target", "http", "lacks:", "clock"] in lines
+    assert ["2", "target", "http", "lacks:", "restart"] in lines
     assert (
         "9 passed, 0 partial, 1 failed, 0 non-strict, 8 skipped, 0 errored, 0 unreached, 0 ambiguous in 1.0s"
         in text
@@ -80,7 +76,8 @@ def test_a_run_that_verified_nothing_says_so_and_exits_5(turngate: Turngate) -> 
     done = turngate("run", "--target", target, "-k", "design/decision-1/", "--engine", "codex")
     assert done.returncode == 5, done.stdout + done.stderr
     assert "nothing verified: all 1 cases were skipped" in done.stdout
-    assert "+1 skipped" in done.stdout and "lacks: events" in done.stdout
+    assert "+1 skipped" in done.stdout
+    assert "lacks: events" in done.stdout
 
 
 def test_report_json_dash_is_standard_output_and_the_table_moves_to_stderr(
@@ -90,7 +87,8 @@ def test_report_json_dash_is_standard_output_and_the_table_moves_to_stderr(
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["kind"] for line in lines] == ["header", "case", "footer"]
-    assert "1 passed" in done.stderr and not (tmp_path / "-").exists()
+    assert "1 passed" in done.stderr
+    assert not (tmp_path / "-").exists()
 
 
 def test_junit_has_time_timestamp_totals_and_the_runs_properties(turngate: Turngate, tmp_path: Path) -> None:
@@ -98,13 +96,19 @@ def test_junit_has_time_timestamp_totals_and_the_runs_properties(turngate: Turng
     done = turngate("run", "-k", ONE, "--junit", str(junit), "--jobs", "1", "--engine", "iflow")
     assert done.returncode == 0, done.stderr
     root = ElementTree.parse(junit).getroot()
-    assert root.get("tests") == str(len(root.findall(".//testcase"))) and root.get("failures") == "0"
-    assert root.get("timestamp") and float(root.get("time", "-1")) >= 0
+    assert root.get("tests") == str(len(root.findall(".//testcase")))
+    assert root.get("failures") == "0"
+    assert root.get("timestamp")
+    assert float(root.get("time", "-1")) >= 0
     suite = root.find("testsuite")
-    assert suite is not None and suite.get("timestamp") and suite.get("time") is not None
+    assert suite is not None
+    assert suite.get("timestamp")
+    assert suite.get("time") is not None
     properties = {item.get("name"): item.get("value") for item in suite.iter("property")}
-    assert properties["target"] == "reference" and properties["engines"] == "iflow"
-    assert properties["interrupted"] == "false" and properties["turngate_version"]
+    assert properties["target"] == "reference"
+    assert properties["engines"] == "iflow"
+    assert properties["interrupted"] == "false"
+    assert properties["turngate_version"]
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
@@ -115,7 +119,8 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             cwd=tmp_path,
         )
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         process.stdout.close()  # `| head` that has read enough: no reader is left
         errors = process.stderr.read().decode()
         assert process.wait(timeout=60) == 141, errors
@@ -126,9 +131,13 @@ def test_list_and_show_as_json(turngate: Turngate) -> None:
     listed = json.loads(turngate("list", "--json").stdout)
     assert len(listed) == len(list(CATALOG_DIR.rglob("*.yaml")))
     first = next(item for item in listed if item["id"] == ONE)
-    assert first["level"] == "MUST" and "codex" in first["engines"] and first["source"]["quote"]
+    assert first["level"] == "MUST"
+    assert "codex" in first["engines"]
+    assert first["source"]["quote"]
     shown = json.loads(turngate("show", ONE, "--json").stdout)
-    assert shown["id"] == ONE and shown["scenario"]["id"] == ONE and shown["scenario"]["steps"]
+    assert shown["id"] == ONE
+    assert shown["scenario"]["id"] == ONE
+    assert shown["scenario"]["steps"]
 
 
 def test_catalog_adds_a_users_folder_beside_the_shipped_one(turngate: Turngate, tmp_path: Path) -> None:
@@ -138,21 +147,27 @@ def test_catalog_adds_a_users_folder_beside_the_shipped_one(turngate: Turngate, 
     copy.parent.mkdir(parents=True)
     copy.write_text(text.replace(f"id: {ONE}", "id: my-team/max-attempt/copy"), encoding="utf-8")
     listed = [item["id"] for item in json.loads(turngate("list", "--json", "--catalog", str(mine)).stdout)]
-    assert "my-team/max-attempt/copy" in listed and ONE in listed
+    assert "my-team/max-attempt/copy" in listed
+    assert ONE in listed
     alone = turngate("list", "--catalog", str(mine), "--no-shipped").stdout.split()
-    assert alone[0] == "my-team/max-attempt/copy" and ONE not in alone
+    assert alone[0] == "my-team/max-attempt/copy"
+    assert ONE not in alone
     twice = mine / f"{ONE}.yaml"
     twice.parent.mkdir(parents=True)
     twice.write_text(text, encoding="utf-8")
     done = turngate("list", "--catalog", str(mine))
-    assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert str(twice) in done.stderr and "already used by" in done.stderr and "--no-shipped" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert str(twice) in done.stderr
+    assert "already used by" in done.stderr
+    assert "--no-shipped" in done.stderr
 
 
 def test_progress_is_a_line_per_case_off_a_terminal(turngate: Turngate) -> None:
     done = turngate("run", "-k", ONE, "--jobs", "2")
     progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    assert len(progress) == 4 and progress[-1].startswith("[4/4] passed  " + ONE), done.stderr
+    assert len(progress) == 4, done.stderr
+    assert progress[-1].startswith("[4/4] passed  " + ONE), done.stderr
     assert "\x1b" not in done.stderr + done.stdout
 
 
@@ -160,7 +175,8 @@ def test_drift_shows_progress_per_capture(turngate: Turngate) -> None:
     done = turngate("drift", "--source", "corpus", "--engine", "iflow", "--mutator", "glue-noise")
     captures = len(list((CATALOG_DIR.parent / "corpus" / "iflow").glob("*/capture.yaml")))
     progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    assert len(progress) == captures and progress[-1].startswith(f"[{captures}/{captures}] ")
+    assert len(progress) == captures
+    assert progress[-1].startswith(f"[{captures}/{captures}] ")
     assert "mutations" in progress[0]
 
 
@@ -194,5 +210,7 @@ def test_a_captures_control_characters_are_escaped_when_printed(turngate: Turnga
     )
     done = turngate("replay", str(stdout), "--engine", "codex")
     assert done.returncode == 0, done.stderr
-    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
-    assert "\\x1b]0;pwned\\x07" in done.stdout and "\\x1b[31mred" in done.stdout
+    assert "\x1b" not in done.stdout
+    assert "\x07" not in done.stdout
+    assert "\\x1b]0;pwned\\x07" in done.stdout
+    assert "\\x1b[31mred" in done.stdout

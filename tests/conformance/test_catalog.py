@@ -69,7 +69,9 @@ def test_a_bad_scenario_file_is_one_error_naming_file_field_and_value(
     with pytest.raises(CatalogError) as caught:
         load_catalog(tmp_path)
     message = str(caught.value)
-    assert message.startswith(str(path)) and field in message and words in message
+    assert message.startswith(str(path))
+    assert field in message
+    assert words in message
     assert "\n" not in message
 
 

@@ -27,7 +27,8 @@ def test_run_writes_a_complete_report_and_junit(tmp_path: Path, capsys: pytest.C
     assert sorted(case["engine"] for case in cases) == ["codex", "gemini", "iflow", "opencode"]
     assert footer["counts"]["passed"] == 4
     suite = ElementTree.parse(junit).getroot().find("testsuite")
-    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("4", "0")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == ("4", "0")
 
 
 def test_a_report_without_its_footer_is_refused(tmp_path: Path) -> None:
@@ -47,7 +48,8 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith(f"{ONE}  MUST")
     assert main(["show", ONE]) == 0
     shown = capsys.readouterr().out
-    assert "超过最大回合数触发失败" in shown and "INTERACTIVE_MAX_ATTEMPT_EXCEEDED" in shown
+    assert "超过最大回合数触发失败" in shown
+    assert "INTERACTIVE_MAX_ATTEMPT_EXCEEDED" in shown
 
 
 @pytest.mark.parametrize(
@@ -62,7 +64,9 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str, tmp_path: Path) -> None:
     done = turngate(*args, cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and words in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert words in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None:
@@ -73,8 +77,11 @@ def test_a_malformed_scenario_file_is_one_line_naming_it(tmp_path: Path) -> None
     )
     bad.write_text(good.replace("profile: resumable", "profile: sometimes"), encoding="utf-8")
     done = turngate("run", "--no-shipped", "--catalog", str(tmp_path), cwd=tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert str(bad) in done.stderr and "runtime.profile" in done.stderr and ": 'sometimes':" in done.stderr
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert str(bad) in done.stderr
+    assert "runtime.profile" in done.stderr
+    assert ": 'sometimes':" in done.stderr
     assert done.stderr.count("\n") == 1
 
 
@@ -92,7 +99,8 @@ def test_a_failing_case_makes_the_run_fail(tmp_path: Path, capsys: pytest.Captur
     code = main(["run", *only_mine, "--engine", "iflow", "--jobs", "1", "--report-json", str(report)])
     assert code == 1
     _, (case,), footer = read_report(report)
-    assert case["outcome"] == "failed" and footer["counts"]["failed"] == 1
+    assert case["outcome"] == "failed"
+    assert footer["counts"]["failed"] == 1
     # The difference, and the spec's words that make it a failure.
     assert case["message"] == (
         "[failed] step 1 (reply): error_code: expected 'NOPE', got 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED'\n"

@@ -47,7 +47,8 @@ def test_parallel_and_serial_runs_give_the_same_records() -> None:
     planned = cases([CATALOG[PLAIN], CATALOG[STICKY]], ["iflow", "opencode"])
     serial = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=1)}
     parallel = {(r.scenario_id, r.engine): r.record for r in run_all(planned, target="reference", jobs=2)}
-    assert serial == parallel and len(serial) == 4
+    assert serial == parallel
+    assert len(serial) == 4
 
 
 def test_a_shared_call_log_gives_a_case_its_own_calls_and_the_probes_only(tmp_path: Path) -> None:

@@ -66,8 +66,10 @@ def test_every_difference_of_a_step_is_reported_each_with_its_authority() -> Non
         ("pending", "failed", PENDING),
     ]
     state = verdict.differences[0]
-    assert state.level == "MUST" and "`waiting_user`" in (state.quote or "")
-    assert "backed by MUST" in verdict.message and "got 'failed'" in verdict.message
+    assert state.level == "MUST"
+    assert "`waiting_user`" in (state.quote or "")
+    assert "backed by MUST" in verdict.message
+    assert "got 'failed'" in verdict.message
 
 
 @pytest.mark.parametrize(
@@ -100,7 +102,8 @@ def test_a_convention_fails_only_when_its_set_is_enforced() -> None:
     assert all(item.note == "as in convention set skill-runner" for item in relaxed.differences)
     assert judge(case, [step], conventions="skill-runner").differences == ()
     enforced = judge(case, [step], conventions="turngate")
-    assert enforced.outcome == "failed" and len(enforced.differences) == 2
+    assert enforced.outcome == "failed"
+    assert len(enforced.differences) == 2
 
 
 def test_what_the_target_cannot_show_is_unverified_and_the_case_partial() -> None:
@@ -116,7 +119,8 @@ def test_what_the_target_cannot_show_is_unverified_and_the_case_partial() -> Non
     step = observed()
     step["observation"]["unobservable"] = ["reason_code"]
     shown = judge(checks({"reason_code": "X"}, {"reason_code": "convention"}), [step])
-    assert shown.outcome == "passed" and shown.differences[0].severity == "unverified"
+    assert shown.outcome == "passed"
+    assert shown.differences[0].severity == "unverified"
 
 
 def test_a_failure_wins_over_unverified_checks() -> None:
@@ -201,7 +205,8 @@ def test_report_judge_reproduces_a_saved_run_and_judges_under_other_conventions(
     capsys.readouterr()
     assert main(["report", "judge", str(report), "--conventions", "skill-runner"]) == 1
     out = capsys.readouterr().out
-    assert "DONE_SIGNAL_FOUND" in out and "convention set skill-runner enforced" in out
+    assert "DONE_SIGNAL_FOUND" in out
+    assert "convention set skill-runner enforced" in out
     assert main(["report", "judge", str(report), "--conventions", "nope"]) == 2
 
 
@@ -492,7 +497,8 @@ def test_a_refused_package_the_scenario_thinks_valid_errs_the_case_with_the_targ
     only = ["--no-shipped", "--catalog", str(tmp_path), "--engine", "codex", "--jobs", "1"]
     assert main(["run", *only, "--report-json", str(report)]) == 1
     _, (case,), _ = read_report(report)
-    assert case["outcome"] == "errored" and "PackageRefused" in case["message"]
+    assert case["outcome"] == "errored"
+    assert "PackageRefused" in case["message"]
     assert "max_attempt" in case["message"]
 
 
@@ -515,17 +521,21 @@ def test_a_case_that_breaks_only_another_reading_is_ambiguous_with_the_readings_
     assert verdict.readings == {"decision-4.1-body": "failed", "decision-4.1-heading": "passed"}
     assert (verdict.holds, verdict.breaks) == (("decision-4.1-heading",), ("decision-4.1-body",))
     first = verdict.message.splitlines()[0]
-    assert "holds under reading decision-4.1-heading" in first and "breaks reading decision-4.1-body" in first
+    assert "holds under reading decision-4.1-heading" in first
+    assert "breaks reading decision-4.1-body" in first
     broken = [item for item in verdict.differences if item.severity == "failed"]
-    assert broken and {item.reading for item in broken} == {"decision-4.1-body"}
+    assert broken
+    assert {item.reading for item in broken} == {"decision-4.1-body"}
     assert "[reading decision-4.1-body]" in str(broken[0])
     # chosen, a reading is judged strictly
     assert judge(scenario.checks(), steps, reading="decision-4.1-heading").outcome == "passed"
     strict = judge(scenario.checks(), steps, reading="decision-4.1-body")
-    assert strict.outcome == "failed" and strict.readings == {}
+    assert strict.outcome == "failed"
+    assert strict.readings == {}
     # breaking every reading fails, naming them all
     neither = judge(scenario.checks(), [current(state="failed", pending=None)])
-    assert neither.outcome == "failed" and "breaks every reading" in neither.message
+    assert neither.outcome == "failed"
+    assert "breaks every reading" in neither.message
 
 
 def test_an_ambiguous_case_does_not_fail_the_exit_status_unless_its_reading_is_chosen(
@@ -536,7 +546,8 @@ def test_an_ambiguous_case_does_not_fail_the_exit_status_unless_its_reading_is_c
     assert main(["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--report-json", str(report)]) == 0
     _, (case,), _ = read_report(report)
     # the reference completes softly (the body reading, its default): the heading reading breaks
-    assert case["outcome"] == "ambiguous" and case["reading_chosen"] is False
+    assert case["outcome"] == "ambiguous"
+    assert case["reading_chosen"] is False
     assert case["readings"] == {"decision-4.1-body": "passed", "decision-4.1-heading": "failed"}
     assert "breaks reading decision-4.1-heading" in case["message"]
     capsys.readouterr()
@@ -547,7 +558,8 @@ def test_an_ambiguous_case_does_not_fail_the_exit_status_unless_its_reading_is_c
     junit = tmp_path / "run.xml"
     assert main(["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--junit", str(junit)]) == 0
     text = junit.read_text(encoding="utf-8")
-    assert "<failure" not in text and "ambiguous: reading-dependent" in text
+    assert "<failure" not in text
+    assert "ambiguous: reading-dependent" in text
     chosen = tmp_path / "heading.jsonl"
     argv = ["run", "-k", pattern, "--engine", "codex", "--jobs", "1", "--report-json", str(chosen)]
     assert main([*argv, "--reading", "decision-4.1-heading"]) == 0  # the reference follows the chosen reading
