@@ -65,7 +65,8 @@ def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
     capture = load_capture(tmp_path / "cap")
     assert replay(capture).assessment.decision.state == "succeeded"
     meta = yaml.safe_load((tmp_path / "cap" / "capture.yaml").read_text())
-    assert meta["exit_code"] == 0 and "recorded by turngate record" in meta["provenance"]
+    assert meta["exit_code"] == 0
+    assert "recorded by turngate record" in meta["provenance"]
     # The script: the same bytes again, through a fake engine, whatever its argv.
     (tmp_path / "scripts" / "cap.yaml").write_text((tmp_path / "cap" / "script.yaml").read_text())
     again = subprocess.run(
@@ -73,7 +74,8 @@ def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
         capture_output=True,
         env={**os.environ, "TURNGATE_CASE": "cap"},
     )
-    assert again.stdout == capture.stdout and again.returncode == 0
+    assert again.stdout == capture.stdout
+    assert again.returncode == 0
 
 
 def test_a_killed_engine_is_recorded_with_its_signal(tmp_path: Path) -> None:
@@ -91,7 +93,8 @@ def test_a_killed_engine_is_recorded_with_its_signal(tmp_path: Path) -> None:
         == 0
     )
     capture = load_capture(tmp_path / "cap")
-    assert capture.signal == 9 and capture.exit_code is None
+    assert capture.signal == 9
+    assert capture.exit_code is None
     assert "crash" in (tmp_path / "cap" / "script.yaml").read_text()
 
 
@@ -114,7 +117,9 @@ def test_secrets_never_reach_the_disk(tmp_path: Path, monkeypatch: pytest.Monkey
     written = b"".join(path.read_bytes() for path in (tmp_path / "cap").iterdir())
     for secret in [*secrets, "hunter22secret", "pw-12345", "abc.def.ghijklmnop"]:
         assert secret.encode() not in written, secret
-    assert b"<email>" in written and b"<home>" in written and b"<redacted>" in written
+    assert b"<email>" in written
+    assert b"<home>" in written
+    assert b"<redacted>" in written
 
 
 @pytest.mark.parametrize("pattern", SCRUB_PATTERNS, ids=[pattern.name for pattern in SCRUB_PATTERNS])

@@ -49,13 +49,12 @@ def test_ddmin_finds_exactly_the_needed_units(units: list[int], needed: set[int]
 
 def test_a_wrong_decision_is_shrunk_to_a_scenario_the_reference_passes(tmp_path: Path) -> None:
     capture = load_capture(ECHO)
-    assert (
-        naive_gate(capture).state == "succeeded"
-        and replay(capture).assessment.decision.state == "waiting_user"
-    )
+    assert naive_gate(capture).state == "succeeded"
+    assert replay(capture).assessment.decision.state == "waiting_user"
     expected = Seen("waiting_user", None, None)
     small, observed = minimise(capture, naive_gate, expected=expected, right=reference_decider)
-    assert observed.state == "succeeded" and naive_gate(small).state == "succeeded"
+    assert observed.state == "succeeded"
+    assert naive_gate(small).state == "succeeded"
     assert replay(small).assessment.decision.state == "waiting_user"
     assert len(lines_of(small)) < len(lines_of(capture))
     # 1-minimal: without any one of its lines the capture no longer separates the two gates.
@@ -113,5 +112,6 @@ def test_replay_expect_and_minimise_on_the_command_line(tmp_path: Path) -> None:
         assert main(["replay", str(ECHO), "--expect", "waiting_user"]) == 0
         assert main(["replay", str(ECHO), "--expect", "succeeded", "--minimise", str(tmp_path)]) == 1
     assert "as expected: waiting_user" in out.getvalue()
-    assert "NOT as expected: succeeded" in out.getvalue() and "minimised to" in out.getvalue()
+    assert "NOT as expected: succeeded" in out.getvalue()
+    assert "minimised to" in out.getvalue()
     assert len(list(tmp_path.rglob("*.yaml"))) == 1

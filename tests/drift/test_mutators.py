@@ -77,9 +77,13 @@ def test_every_mutator_is_shown_on_a_capture() -> None:
 def test_marker_mutators_compare_the_marker(play: Play) -> None:
     capture = play("codex", DONE)
     [twice] = drift([capture], mutators=[BY_NAME["escape-marker-twice"]])
-    assert twice.aspect == "marker" and twice.before.marker_found and twice.after.marker_found
+    assert twice.aspect == "marker"
+    assert twice.before.marker_found
+    assert twice.after.marker_found
     [string] = drift([capture], mutators=[BY_NAME["marker-true-as-string"]])
-    assert string.before.marker_found and not string.after.marker_found and string.agrees is True
+    assert string.before.marker_found
+    assert not string.after.marker_found
+    assert string.agrees is True
 
 
 def test_a_mutator_that_does_not_apply_is_left_out(play: Play) -> None:

@@ -36,7 +36,8 @@ def test_the_cli_prints_a_readable_replay_and_json(play: Play, tmp_path: Path) -
     (tmp_path / "out").write_bytes(capture.stdout)
     code, text, _ = cli("replay", str(tmp_path / "out"), "--engine", "opencode")
     assert code == 0
-    assert "decision: waiting_user" in text and "done marker:\n  none anywhere" in text
+    assert "decision: waiting_user" in text
+    assert "done marker:\n  none anywhere" in text
     code, raw, _ = cli("replay", str(tmp_path / "out"), "--engine", "opencode", "--json", "--mode", "auto")
     assert json.loads(raw)["decision"]["state"] == "failed"
 
@@ -48,13 +49,16 @@ def test_the_same_bytes_through_the_gemini_stderr_option(play: Play, tmp_path: P
     code, raw, _ = cli(
         "replay", str(tmp_path / "noise"), "--engine", "gemini", "--stderr", str(tmp_path / "doc"), "--json"
     )
-    assert code == 0 and json.loads(raw)["decision"]["state"] == "succeeded"
+    assert code == 0
+    assert json.loads(raw)["decision"]["state"] == "succeeded"
 
 
 def test_a_raw_file_without_an_engine_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "out").write_bytes(b"{}\n")
     code, _, err = cli("replay", str(tmp_path / "out"))
-    assert code == 2 and err.count("\n") == 1 and "--engine" in err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "--engine" in err
 
 
 def test_a_bad_capture_folder_names_the_file_field_and_value(tmp_path: Path) -> None:
@@ -63,10 +67,15 @@ def test_a_bad_capture_folder_names_the_file_field_and_value(tmp_path: Path) -> 
     (folder / "stdout").write_bytes(b"")
     (folder / "capture.yaml").write_text("engine: codex\nmode: batch\n")
     code, _, err = cli("replay", str(folder))
-    assert code == 2 and "capture.yaml" in err and "mode" in err and "batch" in err
+    assert code == 2
+    assert "capture.yaml" in err
+    assert "mode" in err
+    assert "batch" in err
     (folder / "capture.yaml").write_text("engine: codex\nexit_code: zero\n")
     code, _, err = cli("replay", str(folder))
-    assert code == 2 and "exit_code" in err and "zero" in err
+    assert code == 2
+    assert "exit_code" in err
+    assert "zero" in err
 
 
 def test_a_fake_engine_call_log_replays_the_bytes_it_wrote(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -106,4 +115,5 @@ def test_a_fake_engine_call_log_replays_the_bytes_it_wrote(tmp_path: Path, monke
         json.dumps({"engine": "codex", "argv": ["exec"], "case": "x"}) + "\n"
     )
     code, _, err = cli("replay", str(tmp_path / "plain.jsonl"))
-    assert code == 2 and "TURNGATE_CALL_LOG_OUTPUT" in err
+    assert code == 2
+    assert "TURNGATE_CALL_LOG_OUTPUT" in err

@@ -62,7 +62,8 @@ def test_replay_prints_hostile_bytes_escaped_with_a_strict_utf8_stdout(tmp_path:
         document = json.loads(text)
         assert document["assistant_messages"] == [HOSTILE_REPLY]  # escaped in print, intact as data
     else:
-        assert "\\x1b[31mred" in text and "\\u202eevil" in text
+        assert "\\x1b[31mred" in text
+        assert "\\u202eevil" in text
 
 
 def test_the_printers_escape_every_unsafe_character() -> None:

@@ -40,7 +40,8 @@ def test_final_answer_with_marker(bench: EngineBench, engine: str, snapshot: obj
     assert played.returncode == 0, played.err
     if engine == "iflow":
         assert played.out == MARKER_REPLY + "\n"
-        assert played.err.startswith("<Execution Info>\n") and played.err.endswith("</Execution Info>\n")
+        assert played.err.startswith("<Execution Info>\n")
+        assert played.err.endswith("</Execution Info>\n")
     else:
         assert ESCAPED_MARKER in played.stdout  # JSON-escaped inside an NDJSON string
     assert (played.out, played.err) == snapshot
@@ -273,4 +274,5 @@ def test_a_third_turn_that_the_script_lacks_is_a_script_error(bench: EngineBench
     played = bench.run("codex", resume_args("codex", thread, "more"))
     assert played.returncode == 97
     assert played.err.count("\n") == 1
-    assert "TURN_OUT_OF_RANGE" in played.err and "short.yaml: turns[1]: 2:" in played.err
+    assert "TURN_OUT_OF_RANGE" in played.err
+    assert "short.yaml: turns[1]: 2:" in played.err

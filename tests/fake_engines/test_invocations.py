@@ -23,7 +23,8 @@ def test_call_log_records_argv_cwd_env_case_and_turn(bench: EngineBench) -> None
     assert call["env"]["TURNGATE_SCRIPTS"] == str(bench.scripts)
     assert call["env"]["CODEX_HOME"] == "/x"
     assert call["env"]["GEMINI_API_KEY"] == "<redacted>"
-    assert "OPENAI_API_KEY" not in call["env"] and "PATH" not in call["env"]
+    assert "OPENAI_API_KEY" not in call["env"]
+    assert "PATH" not in call["env"]
     assert (call["case"], call["case_source"], call["turns"]) == ("logged", "prompt", [1])
     assert (call["action"], call["outcome"], call["exit_code"]) == ("run", "exited", 0)
     assert call["start"] <= call["end"]

@@ -50,7 +50,8 @@ def test_truncate_cuts_the_last_stdout_line_and_stops() -> None:
 
 def test_crash_and_hang_end_the_turn_without_its_end_line() -> None:
     crashed = render_turn(turn({"say": ["a"]}, {"crash": {"exit_code": 3, "signal": None}}), LinesFormat())
-    assert crashed[-1] == Crash(3, None) and Write(1, b"end completed\n") not in crashed
+    assert crashed[-1] == Crash(3, None)
+    assert Write(1, b"end completed\n") not in crashed
     hung = render_turn(turn({"hang": True}, {"say": ["b"]}), LinesFormat())
     assert hung == [Write(1, b"begin\n"), Hang()]
 

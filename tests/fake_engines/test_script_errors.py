@@ -86,7 +86,8 @@ def test_missing_case_file(bench: EngineBench, engine: str) -> None:
 def test_no_case_token_anywhere(bench: EngineBench) -> None:
     played = bench.run("codex", first_turn_args("codex", "Run the skill please"))
     assert played.returncode == EXIT_SCRIPT_ERROR
-    assert "CASE_UNKNOWN" in played.err and "'Run the skill please'" in played.err
+    assert "CASE_UNKNOWN" in played.err
+    assert "'Run the skill please'" in played.err
 
 
 def test_script_fixed_after_an_error_is_recompiled(bench: EngineBench) -> None:

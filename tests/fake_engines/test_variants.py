@@ -120,7 +120,8 @@ def test_opencode_text_at_top_level(bench: EngineBench) -> None:
     bench.case("top", variants={"opencode": {"text_at": "top_level"}}, turns=[{"steps": [{"say": REPLY}]}])
     events = bench.run("opencode", first_turn_args("opencode", "tg-case-top")).json_lines()
     (text,) = [event for event in events if event["type"] == "text"]
-    assert text["text"] == REPLY and "part" not in text
+    assert text["text"] == REPLY
+    assert "part" not in text
 
 
 @pytest.mark.parametrize("engine", ["codex", "gemini", "opencode"])
@@ -131,7 +132,8 @@ def test_truncate_cuts_the_last_line_mid_way(bench: EngineBench, engine: str) ->
     *whole, last = played.stdout.split(b"\n")
     for line in whole:
         json.loads(line)
-    assert last and not last.endswith(b"}")
+    assert last
+    assert not last.endswith(b"}")
     with pytest.raises(json.JSONDecodeError):
         json.loads(last)
     assert [call["outcome"] for call in bench.calls()] == ["truncated"]
