@@ -30,7 +30,8 @@ def test_auto_success_without_marker(lab: Lab, engine: str) -> None:
     lab.case("auto-ok", [{"say": SOFT}])
     run = lab.settle(lab.start(lab.skill(), engine, "auto", "auto-ok"))
     assert (run.state, run.warnings, run.error_code) == ("succeeded", (), None)
-    assert run.result is not None and run.result["data"] == {"greeting": "Hello"}
+    assert run.result is not None
+    assert run.result["data"] == {"greeting": "Hello"}
     assert _events(lab, run.run_id)[-1] == "conversation.completed"
 
 
@@ -41,9 +42,11 @@ def test_interactive_marker_success_strips_marker(lab: Lab, engine: str) -> None
     lab.case("done", [{"say": DONE}])
     run = lab.settle(lab.start(lab.skill(), engine, "interactive", "done"))
     assert (run.state, run.warnings) == ("succeeded", ())
-    assert run.result is not None and run.result["data"] == {"greeting": "Hello"}  # marker stripped
+    assert run.result is not None
+    assert run.result["data"] == {"greeting": "Hello"}  # marker stripped
     decision = lab.store.attempts(run.run_id)[0].decision
-    assert decision is not None and decision["reason_code"] == "DONE_MARKER_FOUND"
+    assert decision is not None
+    assert decision["reason_code"] == "DONE_MARKER_FOUND"
     stdout = (lab.root / "runs" / run.run_id / "attempts" / "1.stdout").read_bytes()
     if engine in ("codex", "opencode"):
         assert b'\\"__SKILL_DONE__\\": true' in stdout  # found although escaped on the wire
@@ -81,11 +84,14 @@ def test_waiting_then_reply_then_success(lab: Lab, engine: str) -> None:
     assert run.state == "succeeded"
     (history,) = lab.store.interactions(run.run_id)
     assert (history.interaction_id, history.response, history.automatic) == (1, "Formal, please", False)
-    assert history.prompt and history.replied_at is not None
+    assert history.prompt
+    assert history.replied_at is not None
     resume = lab.calls()[-1]
-    assert resume["resumed"] is True and "Formal, please" in resume["argv"]
+    assert resume["resumed"] is True
+    assert "Formal, please" in resume["argv"]
     events = _events(lab, run.run_id)
-    assert events.count("user.input.required") == 1 and events.count("user.input.replied") == 1
+    assert events.count("user.input.required") == 1
+    assert events.count("user.input.replied") == 1
     seqs = [event.seq for event in lab.store.events(run.run_id)]
     assert seqs == sorted(set(seqs))
 
@@ -116,7 +122,8 @@ def test_tool_echo_of_marker_is_ignored(lab: Lab, engine: str) -> None:
     lab.case("echo", [echo, {"say": QUESTION}])
     run = lab.settle(lab.start(lab.skill(), engine, "interactive", "echo"))
     assert run.state == "waiting_user"
-    assert run.pending is not None and run.pending["prompt"] == QUESTION
+    assert run.pending is not None
+    assert run.pending["prompt"] == QUESTION
 
 
 @pytest.mark.spec("interactive-run-lifecycle/pausable-lifecycle/invalid-ask-user-does-not-block-waiting")

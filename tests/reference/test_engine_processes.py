@@ -186,7 +186,8 @@ def test_a_fake_engine_detach_step_leaves_a_holder_of_its_pipes_that_the_turn_en
     assert plain.wait(timeout=60) == 0
     with pytest.raises(subprocess.TimeoutExpired):  # the engine is gone, its pipes are not closed
         plain.communicate(timeout=1)
-    assert plain.stdout is not None and plain.stderr is not None
+    assert plain.stdout is not None
+    assert plain.stderr is not None
     _kill_pipe_holders({os.fstat(plain.stdout.fileno()).st_ino})  # end the descendant now
     plain.stdout.close()
     plain.stderr.close()

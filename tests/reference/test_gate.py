@@ -190,4 +190,6 @@ def test_gate_invariants(mode: str, marker: bool, valid: bool, attempt: int, max
     else:
         assert (decision.error_code is None) == (decision.state == "waiting_user")
     if decision.error_code == "INTERACTIVE_MAX_ATTEMPT_EXCEEDED":
-        assert mode == "interactive" and max_attempt is not None and attempt >= max_attempt
+        assert mode == "interactive"
+        assert max_attempt is not None
+        assert attempt >= max_attempt

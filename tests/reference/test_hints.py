@@ -68,7 +68,8 @@ def test_every_form_parses_clean_with_all_enrichment_fields(form: str) -> None:
     expected = dict(FULL)
     assert dict(hint.fields) == expected
     start, end = hint.span
-    assert text[:start] == PROSE + "\n\n" and end == len(text)  # the span is exactly the hint
+    assert text[:start] == PROSE + "\n\n"
+    assert end == len(text)  # the span is exactly the hint
     assert strip_hints(text) == PROSE + "\n\n"
     assert read_hint(text) == hint
 
@@ -85,7 +86,8 @@ def test_the_documented_yaml_block_example_parses() -> None:
         "</ASK_USER_YAML>"
     )
     hint = read_hint(text)
-    assert hint is not None and hint.clean
+    assert hint is not None
+    assert hint.clean
     assert dict(hint.fields) == {
         "prompt": "Which greeting style do you want?",
         "kind": "choose_one",
@@ -115,7 +117,9 @@ def test_the_documented_yaml_block_example_parses() -> None:
 )
 def test_form_variants(text: str, form: str, prompt: str) -> None:
     hint = read_hint(text)
-    assert hint is not None and hint.form == form and hint.clean, hint
+    assert hint is not None, hint
+    assert hint.form == form, hint
+    assert hint.clean, hint
     assert hint.fields["prompt"] == prompt
 
 
@@ -123,7 +127,8 @@ def test_pyyaml_refuses_a_question_mark_ending_a_plain_flow_scalar() -> None:
     # PyYAML stops plain scalars at "?" inside flow collections (YAML 1.2 would not): such a hint is
     # malformed and the pending interaction keeps its baseline. Pinned so a change here is deliberate.
     hint = read_hint("ask_user: {prompt: Which style?, kind: choose_one}")
-    assert hint is not None and not hint.clean
+    assert hint is not None
+    assert not hint.clean
     assert hint.problems == (f"{ASK_USER_HINT_MALFORMED}: yaml_flow: broken YAML at line 1",)
 
 
@@ -158,10 +163,10 @@ def test_every_defect_of_every_form_is_a_malformed_hint(form: str, defect: str) 
     hint = read_hint(text)
     assert hint is not None, text
     assert hint.form == form
-    assert not hint.clean and dict(hint.fields) == {}
-    assert hint.problems and all(
-        problem.startswith(f"{ASK_USER_HINT_MALFORMED}: {form}: ") for problem in hint.problems
-    )
+    assert not hint.clean
+    assert dict(hint.fields) == {}
+    assert hint.problems
+    assert all(problem.startswith(f"{ASK_USER_HINT_MALFORMED}: {form}: ") for problem in hint.problems)
     expected = BROKEN_SYNTAX_PROBLEM[form] if defect == "broken_syntax" else DEFECT_PROBLEM.get(defect)
     if defect == "wrong_types":
         assert [problem.split(": ", 2)[2] for problem in hint.problems] == [
@@ -169,7 +174,8 @@ def test_every_defect_of_every_form_is_a_malformed_hint(form: str, defect: str) 
             "options: 'formal or casual': not a list",
         ]
     else:
-        assert expected is not None and any(expected in problem for problem in hint.problems), hint.problems
+        assert expected is not None, hint.problems
+        assert any(expected in problem for problem in hint.problems), hint.problems
     # Cut or broken, the hint runs to its end and never leaks into the remaining text.
     assert strip_hints(text) == PROSE + "\n\n"
 
@@ -180,7 +186,9 @@ def test_every_defect_of_every_form_is_a_malformed_hint(form: str, defect: str) 
 def test_defects_with_the_minimal_payload_are_still_malformed(form: str, defect: str) -> None:
     text = render({"form": form, "defect": defect, "prompt": "Which?"})
     hint = read_hint(text)
-    assert hint is not None and not hint.clean and hint.fields == {}
+    assert hint is not None
+    assert not hint.clean
+    assert hint.fields == {}
     assert strip_hints(text) == ""
 
 
@@ -188,9 +196,12 @@ def test_an_unclosed_block_before_a_closed_one_ends_where_the_next_begins() -> N
     lost = "<ASK_USER_YAML>\nask_user:\n  prompt: lost\n"
     text = lost + "<ASK_USER_YAML>\nask_user:\n  prompt: kept\n</ASK_USER_YAML>"
     first, second = find_hints(text)
-    assert not first.clean and "unclosed" in first.problems[0]
-    assert first.span == (0, text.index("<ASK_USER_YAML>", 1)) and second.span[0] == first.span[1]
-    assert second.clean and second.fields["prompt"] == "kept"
+    assert not first.clean
+    assert "unclosed" in first.problems[0]
+    assert first.span == (0, text.index("<ASK_USER_YAML>", 1))
+    assert second.span[0] == first.span[1]
+    assert second.clean
+    assert second.fields["prompt"] == "kept"
 
 
 # -- typing: a hint is clean only when every field has the right type ------------------------------
@@ -235,7 +246,8 @@ def test_type_mismatches_make_the_whole_hint_malformed(payload: Any, problem: st
 
 def test_a_bad_field_drops_the_good_ones_too() -> None:
     fields, problems = read_payload("yaml_flow", {**FULL, "ui_hints": "radio"})
-    assert fields == {} and problems == (f"{ASK_USER_HINT_MALFORMED}: yaml_flow: ui_hints: not a mapping",)
+    assert fields == {}
+    assert problems == (f"{ASK_USER_HINT_MALFORMED}: yaml_flow: ui_hints: not a mapping",)
 
 
 def test_nulls_are_absent_and_unknown_keys_are_ignored() -> None:
@@ -262,7 +274,8 @@ def test_yaml_document_shapes() -> None:
         ("ask_user: {prompt: p, context: &c {self: *c}}", "context: not JSON-compatible (nested deeper"),
     ]:
         hint = read_hint(f"<ASK_USER_YAML>\n{body}\n</ASK_USER_YAML>")
-        assert hint is not None and not hint.clean
+        assert hint is not None
+        assert not hint.clean
         assert any(problem in line for line in hint.problems), (body, hint.problems)
 
 
@@ -275,7 +288,8 @@ def test_alias_bombs_are_bounded() -> None:
         + "\nask_user: {prompt: p, context: {bomb: *a8}}\n</ASK_USER_YAML>"
     )
     hint = read_hint(text)
-    assert hint is not None and not hint.clean
+    assert hint is not None
+    assert not hint.clean
     assert "context: not JSON-compatible (more than 10000 values)" in hint.problems[0]
 
 
@@ -289,7 +303,9 @@ def test_the_last_hint_counts_even_when_malformed() -> None:
     hints = find_hints(text)
     assert [hint.form for hint in hints] == ["yaml_block", "yaml_flow"]
     last = read_hint(text)
-    assert last is not None and last == hints[-1] and not last.clean
+    assert last is not None
+    assert last == hints[-1]
+    assert not last.clean
 
 
 def test_a_hint_inside_another_is_not_read_twice() -> None:
@@ -342,7 +358,8 @@ def test_business_json_next_to_a_hint_survives_stripping(form: str) -> None:
     text = f"{business}\n\n{_rendered(form, text=None)}"
     assert json.loads(strip_hints(text)) == {"greeting": "Good day"}
     legacy = read_hint(text)
-    assert legacy is not None and legacy.form == form
+    assert legacy is not None
+    assert legacy.form == form
 
 
 # -- robustness ------------------------------------------------------------------------------------

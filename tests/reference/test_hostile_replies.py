@@ -80,7 +80,8 @@ def _nested(depth: int) -> str:
 def test_deep_nesting_is_a_named_decision_not_a_recursion_error(reply: str) -> None:
     check = check_output(reply, output_schema=GREETING_SCHEMA)
     # Not found, or an inner object of the innermost levels found in the prose and refused.
-    assert not check.valid and check.problem in (OUTPUT_NOT_FOUND, OUTPUT_SCHEMA_INVALID)
+    assert not check.valid
+    assert check.problem in (OUTPUT_NOT_FOUND, OUTPUT_SCHEMA_INVALID)
     assessment = _assess(reply)
     assert assessment.decision.state == "waiting_user"  # no marker, no valid output: ask the user
     assert assessment.pending is not None
@@ -93,7 +94,8 @@ def test_a_live_run_with_a_deep_reply_waits_and_its_audit_agrees(lab: Lab) -> No
     run = lab.settle(lab.start(lab.skill(), "codex", "interactive", "deep", profile="resumable"))
     assert (run.state, run.error_code) == ("waiting_user", None), run.error_message
     (record,) = audit.audit_run(lab.store, run.run_id, output_schema=GREETING_SCHEMA)
-    assert record.agrees_with_gate and record.completion == "none"
+    assert record.agrees_with_gate
+    assert record.completion == "none"
 
 
 def test_the_not_found_detail_names_the_nesting_bound() -> None:
@@ -113,7 +115,8 @@ def test_the_bound_is_exact_and_the_same_at_any_stack_depth() -> None:
         assert at_depth(frames, lambda: extract_output(inside)) == ("none", json.loads(inside))
         assert at_depth(frames, lambda: extract_output(beyond)) == shallow
         assert at_depth(frames, lambda: _bounded_json.too_deep(beyond))
-    assert shallow is not None and shallow[0] == "embedded"  # only an inner object, read as prose
+    assert shallow is not None
+    assert shallow[0] == "embedded"  # only an inner object, read as prose
     with pytest.raises(NestingTooDeep):
         _bounded_json.loads(beyond)
 
@@ -177,7 +180,8 @@ SURROGATE_HINTS = [
 @pytest.mark.parametrize("hint", SURROGATE_HINTS)
 def test_a_hint_with_lone_surrogates_gives_an_encodable_pending(hint: str) -> None:
     reading = read_hint(hint)
-    assert reading is not None and reading.clean
+    assert reading is not None
+    assert reading.clean
     pending = build_pending(attempt_number=1, final_message=hint)
     json.dumps(pending.to_json(), ensure_ascii=False).encode("utf-8")  # strict: raises on a surrogate
     assert "\ufffd" in pending.prompt
@@ -263,27 +267,32 @@ def test_only_the_hint_that_counts_is_parsed() -> None:
     # one YAML parse, not three thousand: the calls of a single scan are a small multiple of the hints
     assert calls_made(scan_hints, text) < 20 * 3_000
     scan = scan_hints(text)
-    assert scan.count == 3_000 and scan.last is not None and scan.last.clean
+    assert scan.count == 3_000
+    assert scan.last is not None
+    assert scan.last.clean
 
 
 def test_an_oversized_hint_is_malformed_never_parsed_never_output() -> None:
     prompt = "a" * (MAX_HINT_CHARS + 10)
     reply = f'<ASK_USER_YAML>\nask_user: {{prompt: "{prompt}"}}\n</ASK_USER_YAML>'
     hint = read_hint(reply)
-    assert hint is not None and not hint.clean
+    assert hint is not None
+    assert not hint.clean
     assert hint.problems == (
         f"ASK_USER_HINT_MALFORMED: yaml_block: larger than {MAX_HINT_CHARS} characters (not parsed)",
     )
     assessment = _assess(reply)
     assert assessment.decision.state == "waiting_user"  # a malformed hint never blocks waiting
-    assert assessment.pending is not None and assessment.pending.prompt == FALLBACK_PROMPT
+    assert assessment.pending is not None
+    assert assessment.pending.prompt == FALLBACK_PROMPT
     assert not assessment.output.valid
 
 
 def test_an_unclosed_envelope_beyond_the_bound_runs_to_the_end() -> None:
     reply = '{"outcome": "ask_user", "interaction": {"prompt": "' + "[" * (MAX_HINT_CHARS * 2)
     scan = scan_hints(reply + ' {"greeting": "Hi"}')
-    assert scan.last is not None and "larger than" in scan.last.problems[0]
+    assert scan.last is not None
+    assert "larger than" in scan.last.problems[0]
     assert scan.stripped == ""  # nothing of it leaks into the output or the prompt
 
 

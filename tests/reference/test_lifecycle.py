@@ -22,7 +22,8 @@ def test_resumable_wait_releases_the_slot_and_reply_takes_one_again(lab: Lab) ->
     lab.case("blocker", [{"say": QUESTION}])
     skill = lab.skill()
     waiting = lab.settle(lab.start(skill, "codex", "interactive", "ask", profile="resumable"))
-    assert waiting.state == "waiting_user" and not lab.orchestrator.slots.holds(waiting.run_id)
+    assert waiting.state == "waiting_user"
+    assert not lab.orchestrator.slots.holds(waiting.run_id)
     # The freed slot lets another queued run execute; it then waits too and frees it again.
     other = lab.settle(lab.start(skill, "opencode", "interactive", "blocker", profile="resumable"))
     assert other.state == "waiting_user"
@@ -39,7 +40,8 @@ def test_reply_queues_when_no_slot_is_free(lab: Lab) -> None:
     skill = lab.skill()
     waiting = lab.settle(lab.start(skill, "codex", "interactive", "ask", profile="resumable"))
     holder = lab.settle(lab.start(skill, "gemini", "interactive", "sticky", profile="sticky_process"))
-    assert holder.state == "waiting_user" and lab.orchestrator.slots.holds(holder.run_id)
+    assert holder.state == "waiting_user"
+    assert lab.orchestrator.slots.holds(holder.run_id)
     outcome = lab.orchestrator.reply(waiting.run_id, 1, "formal")
     assert (outcome.accepted, outcome.status) == (True, "queued")  # no slot: it may not run yet
     assert lab.settle(waiting.run_id).state == "queued"
@@ -58,7 +60,8 @@ def test_sticky_wait_keeps_slot_and_process(lab: Lab, engine: str) -> None:
     run = lab.settle(run.run_id)
     assert run.state == "succeeded"
     calls = lab.calls()
-    assert len(calls) == 1 and calls[0]["turns"] == [1, 2]  # one process played both turns
+    assert len(calls) == 1
+    assert calls[0]["turns"] == [1, 2]  # one process played both turns
     assert lab.orchestrator.slots.holders == frozenset()
 
 
@@ -98,7 +101,8 @@ def test_resumable_strict_keeps_waiting_past_the_deadline(lab: Lab) -> None:
     lab.clock.advance(10 * 1200)
     lab.orchestrator.check_deadlines()
     run = lab.settle(run.run_id)
-    assert run.state == "waiting_user" and len(lab.calls()) == 1  # no automatic next turn
+    assert run.state == "waiting_user"
+    assert len(lab.calls()) == 1  # no automatic next turn
     assert lab.orchestrator.cancel(run.run_id)
     assert lab.orchestrator.status(run.run_id).error_code == "CANCELED_BY_USER"
 
@@ -114,7 +118,8 @@ def test_resumable_non_strict_auto_reply_resumes(lab: Lab) -> None:
     run = lab.settle(run.run_id)
     assert run.state == "succeeded"
     (history,) = lab.store.interactions(run.run_id)
-    assert history.automatic is True and history.response
+    assert history.automatic is True
+    assert history.response
     assert lab.calls()[-1]["resumed"] is True  # a resume turn, not a new conversation
 
 
@@ -133,7 +138,8 @@ def test_sticky_non_strict_injects_decision_into_the_process(lab: Lab) -> None:
     (history,) = lab.store.interactions(run.run_id)
     assert history.automatic is True
     (call,) = lab.calls()
-    assert call["stdin"] and history.response in call["stdin"]  # written to the resident process
+    assert call["stdin"]
+    assert history.response in call["stdin"]  # written to the resident process
 
 
 @pytest.mark.spec("interactive-decision-policy/free-text-reply/any-kind-free-text")
@@ -155,7 +161,8 @@ def test_interaction_ids_are_monotonic_whatever_the_hint_says(lab: Lab) -> None:
     run = lab.settle(lab.start(lab.skill(), "opencode", "interactive", "repeat"))
     assert lab.orchestrator.reply(run.run_id, 1, "a").accepted
     run = lab.settle(run.run_id)
-    assert run.pending is not None and run.pending["interaction_id"] == 2
+    assert run.pending is not None
+    assert run.pending["interaction_id"] == 2
     assert lab.orchestrator.reply(run.run_id, 2, "b").accepted
     assert lab.settle(run.run_id).state == "succeeded"
     assert [item.interaction_id for item in lab.store.interactions(run.run_id)] == [1, 2]
@@ -181,7 +188,8 @@ def test_cancel_from_every_non_terminal_state(lab: Lab) -> None:
         assert (run.state, run.error_code) == ("canceled", "CANCELED_BY_USER")
         assert lab.orchestrator.cancel(run_id) is False  # a second cancel is not accepted
         types = [event.type for event in lab.store.events(run_id)]
-        assert types.count("conversation.failed") == 1 and "conversation.completed" not in types
+        assert types.count("conversation.failed") == 1
+        assert "conversation.completed" not in types
     assert lab.orchestrator.slots.holders == frozenset()
 
 

@@ -107,7 +107,8 @@ class Lifecycle(RuleBasedStateMachine):
         run = self.lab.orchestrator.status(run_id)
         if run.state != "waiting_user" or run.pending is None:
             outcome = self.lab.orchestrator.reply(run_id, run.attempt_count, "formal")
-            assert not outcome.accepted and outcome.code == "RUN_NOT_WAITING"
+            assert not outcome.accepted
+            assert outcome.code == "RUN_NOT_WAITING"
             return
         outcome = self.lab.orchestrator.reply(run_id, run.pending["interaction_id"], "formal")
         assert outcome.accepted
@@ -136,7 +137,8 @@ class Lifecycle(RuleBasedStateMachine):
         interaction_id = run.pending["interaction_id"]
         first = self.lab.orchestrator.reply(run_id, interaction_id, "formal")
         second = self.lab.orchestrator.reply(run_id, interaction_id, "formal")
-        assert first.accepted and not second.accepted  # exactly one reply takes the interaction
+        assert first.accepted
+        assert not second.accepted  # exactly one reply takes the interaction
         self._settle()
 
     @rule(run_id=runs)
@@ -210,7 +212,8 @@ class Lifecycle(RuleBasedStateMachine):
             asked = [event for event in events if event.type == "user.input.required"]
             assert len(asked) == len(interactions)
             ids = [interaction.interaction_id for interaction in interactions]
-            assert ids == sorted(set(ids)) and all(1 <= number <= run.attempt_count for number in ids)
+            assert ids == sorted(set(ids))
+            assert all(1 <= number <= run.attempt_count for number in ids)
             for interaction in interactions:
                 is_open = run.state == "waiting_user" and interaction.interaction_id == run.attempt_count
                 if is_open:

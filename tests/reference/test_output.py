@@ -45,7 +45,8 @@ def test_fences_of_other_languages_are_not_output() -> None:
 @pytest.mark.spec("design/decision-3/marker-control-only")
 def test_marker_is_stripped_before_validation() -> None:
     check = check_output('{"greeting": "Hi", "__SKILL_DONE__": true}', output_schema=SCHEMA)
-    assert check.valid and check.data == {"greeting": "Hi"}
+    assert check.valid
+    assert check.data == {"greeting": "Hi"}
     assert check.warnings == ()
 
 
@@ -58,7 +59,9 @@ def test_marker_alone_is_not_business_output() -> None:
 
 def test_repaired_output_warns() -> None:
     check = check_output('Sure! {"greeting": "Hi"}', output_schema=SCHEMA)
-    assert check.valid and check.repair == "embedded" and check.warnings == ("OUTPUT_REPAIRED_GENERIC",)
+    assert check.valid
+    assert check.repair == "embedded"
+    assert check.warnings == ("OUTPUT_REPAIRED_GENERIC",)
 
 
 @pytest.mark.parametrize(

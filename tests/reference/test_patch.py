@@ -143,7 +143,8 @@ def test_interactive_patch_requires_no_ask_user_structure(
     patch = build_patch("interactive", artifacts=artifacts, output_schema=schema)
     mode_text = " ".join(module(patch, INTERACTIVE_MODE).split())
     assert "A question needs no special format; plain text is enough." in mode_text
-    assert "Optionally" in mode_text and "only a hint for display" in mode_text
+    assert "Optionally" in mode_text
+    assert "only a hint for display" in mode_text
     # No sentence that names the hint also makes it an obligation.
     for sentence in re.split(r"(?<=[.:;])\s", " ".join(patch.split())):
         if re.search(r"ask_user", sentence, re.IGNORECASE):

@@ -68,8 +68,10 @@ def _hint(form: str, *, text: str | None = PROSE, defect: str | None = None, **f
 def _baseline(pending: Pending, *, attempt: int, prompt: str) -> None:
     assert pending.interaction_id == attempt
     assert (pending.kind, pending.prompt, pending.source) == (DEFAULT_KIND, prompt, "baseline")
-    assert pending.options == () and pending.required_fields == ()
-    assert dict(pending.ui_hints) == {} and dict(pending.context) == {}
+    assert pending.options == ()
+    assert pending.required_fields == ()
+    assert dict(pending.ui_hints) == {}
+    assert dict(pending.context) == {}
     assert pending.default_decision_policy == DEFAULT_DECISION_POLICY
 
 
@@ -127,7 +129,8 @@ def test_a_repeated_hint_id_never_stalls_the_attempt_count() -> None:
     ids = [build_pending(attempt_number=n, final_message=message).interaction_id for n in (1, 2, 3)]
     assert ids == [1, 2, 3]
     hint = read_hint(message)
-    assert hint is not None and hint.fields["interaction_id"] == 99  # read, never used
+    assert hint is not None
+    assert hint.fields["interaction_id"] == 99  # read, never used
 
 
 @pytest.mark.spec("design/decision-5/backend-pending-baseline")
@@ -151,8 +154,10 @@ def test_interaction_id_is_the_attempt_number_whatever_the_hint_says(
 @settings(deadline=None)
 def test_any_message_gives_a_usable_pending(message: str, attempt: int) -> None:
     pending = build_pending(attempt_number=attempt, final_message=message)
-    assert pending.interaction_id == attempt and pending.prompt.strip()
-    assert pending.kind in KINDS and pending.default_decision_policy
+    assert pending.interaction_id == attempt
+    assert pending.prompt.strip()
+    assert pending.kind in KINDS
+    assert pending.default_decision_policy
     json.dumps(pending.to_json(), allow_nan=False)  # always storable and servable as JSON
     assert auto_decision_reply(pending).startswith(NO_REPLY)
 
@@ -193,7 +198,8 @@ def test_a_malformed_hint_changes_nothing_but_the_enrichment(form: str, defect: 
     pending = build_pending(attempt_number=5, final_message=message)
     _baseline(pending, attempt=5, prompt=PROSE)
     hint = read_hint(message)
-    assert hint is not None and not hint.clean
+    assert hint is not None
+    assert not hint.clean
     assert pending.diagnostics == hint.problems
     assert all(line.startswith(f"{ASK_USER_HINT_MALFORMED}: {form}: ") for line in pending.diagnostics)
 
@@ -215,7 +221,8 @@ def test_an_unexpected_kind_is_open_text_with_a_diagnostic(kind: str) -> None:
     assert pending.kind == "open_text"
     assert pending.diagnostics == (f"{ASK_USER_KIND_UNKNOWN}: {kind!r}: shown as open_text",)
     assert pending.source == "baseline+yaml_fenced"  # the rest of the enrichment stays
-    assert pending.options and pending.default_decision_policy == "first_option"
+    assert pending.options
+    assert pending.default_decision_policy == "first_option"
     assert accepts_reply(pending, 1, "whatever the kind") is None  # the flow still proceeds
 
 
@@ -223,7 +230,9 @@ def test_an_unexpected_kind_is_open_text_with_a_diagnostic(kind: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_known_kind_is_kept(kind: str) -> None:
     pending = build_pending(attempt_number=1, final_message=_hint("yaml_flow", prompt="p", kind=kind))
-    assert pending.kind == kind and "kind" in pending.to_json() and pending.to_json()["prompt"] == PROSE
+    assert pending.kind == kind
+    assert "kind" in pending.to_json()
+    assert pending.to_json()["prompt"] == PROSE
 
 
 # -- the value: frozen, JSON round trip ------------------------------------------------------------

@@ -20,7 +20,8 @@ def test_events_follow_the_store_and_the_audit_agrees_with_the_gate(lab: Lab, en
     lab.case("flow", [echo, {"say": QUESTION}, ASK], [{"say": '{"greeting": "Hi"}'}])
     run = lab.settle(lab.start(lab.skill(), engine, "interactive", "flow"))
     required = [event for event in lab.store.events(run.run_id) if event.type == "user.input.required"]
-    assert run.pending is not None and len(required) == 1
+    assert run.pending is not None
+    assert len(required) == 1
     assert dict(required[0].data) == {
         name: run.pending[name] for name in ("interaction_id", "kind", "prompt", "options")
     }
@@ -30,7 +31,8 @@ def test_events_follow_the_store_and_the_audit_agrees_with_the_gate(lab: Lab, en
     events = lab.store.events(run.run_id)
     types = [event.type for event in events]
     assert types[0] == "conversation.started"
-    assert types.count("conversation.completed") == 1 and "conversation.failed" not in types
+    assert types.count("conversation.completed") == 1
+    assert "conversation.failed" not in types
     assert [event.seq for event in events] == list(range(1, len(events) + 1))
     fcmp = envelope(run, events[-1])
     assert (fcmp["protocol_version"], fcmp["type"], fcmp["engine"]) == (
@@ -61,4 +63,5 @@ def test_audit_flags_a_record_that_disagrees_with_the_streams(lab: Lab) -> None:
     stdout = lab.root / "runs" / run.run_id / "attempts" / "1.stdout"
     stdout.write_bytes(stdout.read_bytes().replace(b'\\"__SKILL_DONE__\\": true', b'\\"done\\": 1'))
     (record,) = audit_run(lab.store, run.run_id, output_schema=None)
-    assert record.marker_found is False and record.agrees_with_gate is False
+    assert record.marker_found is False
+    assert record.agrees_with_gate is False

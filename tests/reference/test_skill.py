@@ -165,7 +165,8 @@ def test_anything_else_is_refused_naming_max_attempt(value: object) -> None:
     assert error.code == SKILL_MANIFEST_INVALID
     assert error.file == RUNNER_FILE
     assert error.field == "max_attempt"
-    assert error.value is not None and error.value.startswith(repr(value)[:20])
+    assert error.value is not None
+    assert error.value.startswith(repr(value)[:20])
     assert error.message == "must be an integer >= 1"
 
 
@@ -459,5 +460,7 @@ def test_the_error_is_read_only_and_survives_pickling_and_context_managers() -> 
 
 def test_long_values_are_shortened_in_the_message() -> None:
     error = manifest_refusal(runner(max_attempt="x" * 500))
-    assert error.value is not None and len(error.value) <= 60 and error.value.endswith("...")
+    assert error.value is not None
+    assert len(error.value) <= 60
+    assert error.value.endswith("...")
     assert len(str(error)) < 200

@@ -38,7 +38,8 @@ def test_run_round_trip_and_update(tmp_path: Path) -> None:
     assert run == dataclasses.replace(
         _record(), state="waiting_user", pending={"interaction_id": 1}, warnings=("W",)
     )
-    assert run is not None and (run.state, run.pending, run.warnings, run.request) == (
+    assert run is not None
+    assert (run.state, run.pending, run.warnings, run.request) == (
         "waiting_user", {"interaction_id": 1}, ("W",), {"input": {"a": 1}}
     )  # fmt: skip
 
@@ -52,7 +53,9 @@ def test_a_failed_transition_writes_nothing(tmp_path: Path) -> None:
         tx.append_event("run-1", "conversation.failed", 1, 2.0, {})
         raise RuntimeError("crash between two writes")
     run = store.run("run-1")
-    assert run is not None and run.state == "queued" and store.events("run-1") == ()
+    assert run is not None
+    assert run.state == "queued"
+    assert store.events("run-1") == ()
 
 
 def test_event_seq_strictly_increases_per_run(tmp_path: Path) -> None:
@@ -115,6 +118,8 @@ def test_sigkill_of_the_orchestrator_loses_no_waiting_run(lab: Lab) -> None:
     after = (lab.store.run(run_id), lab.store.interactions(run_id), lab.store.events(run_id))
     assert after == snapshot
     run = after[0]
-    assert run is not None and run.state == "waiting_user" and run.pending is not None
+    assert run is not None
+    assert run.state == "waiting_user"
+    assert run.pending is not None
     assert lab.orchestrator.reply(run_id, run.pending["interaction_id"], "formal").accepted
     assert lab.settle(run_id).state == "succeeded"

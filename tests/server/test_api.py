@@ -35,7 +35,8 @@ def events(server: Server, job: str) -> list[dict[str, Any]]:
 def test_a_waiting_job_shows_its_pending_interaction_and_takes_a_reply(server: Server) -> None:
     job = waiting_job(server)
     status = server.call("GET", f"/v1/jobs/{job}")[1]
-    assert status["pending_interaction_id"] == 1 and status["interaction_count"] == 1
+    assert status["pending_interaction_id"] == 1
+    assert status["interaction_count"] == 1
     pending = server.call("GET", f"/v1/jobs/{job}/interaction/pending")[1]
     assert pending["status"] == "waiting_user"
     assert pending["pending"]["interaction_id"] == 1
@@ -43,7 +44,9 @@ def test_a_waiting_job_shows_its_pending_interaction_and_takes_a_reply(server: S
     code, answer = server.call(
         "POST", f"/v1/jobs/{job}/interaction/reply", {"interaction_id": 1, "response": "Formal"}
     )
-    assert code == 200 and answer["accepted"] is True and answer["status"] in ("queued", "running")
+    assert code == 200
+    assert answer["accepted"] is True
+    assert answer["status"] in ("queued", "running")
     assert server.settle(job)["status"] == "succeeded"
     code, result = server.call("GET", f"/v1/jobs/{job}/result")
     assert code == 200
@@ -58,7 +61,8 @@ def test_protocol_events_have_the_fcmp_envelope_and_increasing_seq(server: Serve
     assert [event["seq"] for event in listed] == sorted({event["seq"] for event in listed})
     for event in listed:
         assert event["protocol_version"] == "fcmp/1.0"
-        assert event["run_id"] == job and event["engine"] == "codex"
+        assert event["run_id"] == job
+        assert event["engine"] == "codex"
         assert set(event) >= {"ts", "type", "data", "meta", "raw_ref"}
     required = [event for event in listed if event["type"] == "user.input.required"]
     assert required[0]["data"]["interaction_id"] == 1
@@ -72,7 +76,8 @@ def test_a_stale_interaction_id_is_refused_with_409_and_changes_nothing(server: 
     code, answer = server.call(
         "POST", f"/v1/jobs/{job}/interaction/reply", {"interaction_id": 7, "response": "x"}
     )
-    assert code == 409 and answer["error"]["code"] == "INTERACTION_STALE"
+    assert code == 409
+    assert answer["error"]["code"] == "INTERACTION_STALE"
     assert server.call("GET", f"/v1/jobs/{job}")[1]["status"] == "waiting_user"
     assert events(server, job) == before
 
@@ -83,14 +88,16 @@ def test_a_reply_to_a_job_that_is_not_waiting_is_409(server: Server) -> None:
     code, answer = server.call(
         "POST", f"/v1/jobs/{job}/interaction/reply", {"interaction_id": 1, "response": "x"}
     )
-    assert code == 409 and answer["error"]["code"] == "RUN_NOT_WAITING"
+    assert code == 409
+    assert answer["error"]["code"] == "RUN_NOT_WAITING"
 
 
 def test_a_reply_over_the_size_limit_is_413_and_the_job_still_waits_for_it(server: Server) -> None:
     job = waiting_job(server)
     huge = {"interaction_id": 1, "response": "x" * (64 * 1024 + 1)}
     code, answer = server.call("POST", f"/v1/jobs/{job}/interaction/reply", huge)
-    assert code == 413 and answer["error"]["code"] == "REQUEST_TOO_LARGE"
+    assert code == 413
+    assert answer["error"]["code"] == "REQUEST_TOO_LARGE"
     assert server.call("GET", f"/v1/jobs/{job}/interaction/pending")[1]["pending"]["interaction_id"] == 1
     code, _ = server.call(
         "POST", f"/v1/jobs/{job}/interaction/reply", {"interaction_id": 1, "response": "ok"}
@@ -106,9 +113,11 @@ def test_an_idempotency_key_makes_a_repeated_reply_answer_the_same_without_actin
     first = server.call("POST", f"/v1/jobs/{job}/interaction/reply", body)
     server.settle(job)
     again = server.call("POST", f"/v1/jobs/{job}/interaction/reply", body)
-    assert first == again and first[0] == 200
+    assert first == again
+    assert first[0] == 200
     replied = [event for event in events(server, job) if event["type"] == "user.input.replied"]
-    assert len(replied) == 1 and replied[0]["data"]["response"] == "Formal"
+    assert len(replied) == 1
+    assert replied[0]["data"]["response"] == "Formal"
 
 
 def test_a_json_response_reaches_the_engine_as_json_text(server: Server) -> None:
@@ -133,7 +142,8 @@ def test_a_json_response_reaches_the_engine_as_json_text(server: Server) -> None
 def test_a_malformed_reply_is_400_naming_the_field(server: Server, body: dict[str, Any], field: str) -> None:
     job = waiting_job(server)
     code, answer = server.call("POST", f"/v1/jobs/{job}/interaction/reply", body)
-    assert code == 400 and answer["error"]["code"] == "REQUEST_INVALID"
+    assert code == 400
+    assert answer["error"]["code"] == "REQUEST_INVALID"
     assert field in answer["error"]["message"]
     assert server.call("GET", f"/v1/jobs/{job}")[1]["status"] == "waiting_user"
 
@@ -141,18 +151,23 @@ def test_a_malformed_reply_is_400_naming_the_field(server: Server, body: dict[st
 def test_cancel_then_cancel_again(server: Server) -> None:
     job = waiting_job(server)
     code, answer = server.call("POST", f"/v1/jobs/{job}/cancel")
-    assert code == 200 and answer["accepted"] is True and answer["status"] == "canceled"
+    assert code == 200
+    assert answer["accepted"] is True
+    assert answer["status"] == "canceled"
     status = server.call("GET", f"/v1/jobs/{job}")[1]
-    assert status["status"] == "canceled" and status["error"]["code"] == "CANCELED_BY_USER"
+    assert status["status"] == "canceled"
+    assert status["error"]["code"] == "CANCELED_BY_USER"
     assert server.call("POST", f"/v1/jobs/{job}/cancel")[1]["accepted"] is False
     failed = [event for event in events(server, job) if event["type"] == "conversation.failed"]
-    assert len(failed) == 1 and failed[0]["data"]["error"]["code"] == "CANCELED_BY_USER"
+    assert len(failed) == 1
+    assert failed[0]["data"]["error"]["code"] == "CANCELED_BY_USER"
 
 
 def test_the_result_of_a_job_that_has_not_ended_is_409(server: Server) -> None:
     job = waiting_job(server)
     code, answer = server.call("GET", f"/v1/jobs/{job}/result")
-    assert code == 409 and answer["error"]["code"] == "RUN_NOT_TERMINAL"
+    assert code == 409
+    assert answer["error"]["code"] == "RUN_NOT_TERMINAL"
 
 
 @pytest.mark.parametrize(
@@ -184,7 +199,8 @@ def test_a_bad_job_request_gets_its_stable_code(
 ) -> None:
     assert server.install()[0] == 200
     answer = server.call("POST", "/v1/jobs", body)
-    assert answer[0] == status and answer[1]["error"]["code"] == code
+    assert answer[0] == status
+    assert answer[1]["error"]["code"] == code
 
 
 def test_an_engine_or_mode_the_skill_does_not_support_is_refused(server: Server) -> None:
@@ -194,12 +210,14 @@ def test_an_engine_or_mode_the_skill_does_not_support_is_refused(server: Server)
         "/v1/jobs",
         {"skill_id": "autoonly", "engine": "codex", "runtime_options": {"execution_mode": "interactive"}},
     )
-    assert code == 400 and answer["error"]["code"] == "SKILL_EXECUTION_MODE_UNSUPPORTED"
+    assert code == 400
+    assert answer["error"]["code"] == "SKILL_EXECUTION_MODE_UNSUPPORTED"
 
 
 def test_a_request_body_that_is_not_json_is_400(server: Server) -> None:
     code, answer = server.call("POST", "/v1/jobs", raw=b"{nope", content_type="application/json")
-    assert code == 400 and "not JSON" in answer["error"]["message"]
+    assert code == 400
+    assert "not JSON" in answer["error"]["message"]
 
 
 def test_unknown_jobs_are_404(server: Server) -> None:
@@ -210,7 +228,8 @@ def test_unknown_jobs_are_404(server: Server) -> None:
         ("GET", "/v1/jobs/nope/events/history"),
     ]:
         code, answer = server.call(method, path)
-        assert code == 404 and answer["error"]["code"] == "JOB_NOT_FOUND", path
+        assert code == 404, path
+        assert answer["error"]["code"] == "JOB_NOT_FOUND", path
 
 
 def test_an_invalid_package_is_refused_naming_the_file_and_field(server: Server, tmp_path: Any) -> None:
@@ -220,7 +239,8 @@ def test_an_invalid_package_is_refused_naming_the_file_and_field(server: Server,
     body, content_type = zip_folder(skill)
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
     assert code == 400
-    assert "runner.json" in answer["error"]["message"] and "max_attempt" in answer["error"]["message"]
+    assert "runner.json" in answer["error"]["message"]
+    assert "max_attempt" in answer["error"]["message"]
 
 
 def test_an_archive_that_is_not_a_zip_or_leaves_its_folder_is_refused(server: Server) -> None:
@@ -229,13 +249,15 @@ def test_an_archive_that_is_not_a_zip_or_leaves_its_folder_is_refused(server: Se
 
     body, content_type = multipart(b"not a zip")
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
-    assert code == 400 and answer["error"]["code"] == "PACKAGE_INVALID"
+    assert code == 400
+    assert answer["error"]["code"] == "PACKAGE_INVALID"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("greet/../../evil.txt", "x")
     body, content_type = multipart(buffer.getvalue())
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
-    assert code == 400 and "leaves the package folder" in answer["error"]["message"]
+    assert code == 400
+    assert "leaves the package folder" in answer["error"]["message"]
     assert not (server.root / "data" / "evil.txt").exists()
 
 
@@ -254,7 +276,8 @@ def read_sse(server: Server, job: str, last_event_id: int | None = None) -> list
     headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
     connection.request("GET", f"/v1/jobs/{job}/events", headers=headers)
     answer = connection.getresponse()
-    assert answer.status == 200 and answer.getheader("Content-Type", "").startswith("text/event-stream")
+    assert answer.status == 200
+    assert answer.getheader("Content-Type", "").startswith("text/event-stream")
     seen: list[tuple[str, str | None, Any]] = []
     kind, ident = "message", None
     for raw in answer:
@@ -273,8 +296,10 @@ def read_sse(server: Server, job: str, last_event_id: int | None = None) -> list
 def test_the_event_stream_sends_a_snapshot_each_event_and_ends_with_the_reason(server: Server) -> None:
     job = waiting_job(server)
     seen = read_sse(server, job)
-    assert seen[0][0] == "snapshot" and seen[0][2]["status"] == "waiting_user"
-    assert seen[-1][0] == "end" and seen[-1][2]["reason"] == "waiting_user"
+    assert seen[0][0] == "snapshot"
+    assert seen[0][2]["status"] == "waiting_user"
+    assert seen[-1][0] == "end"
+    assert seen[-1][2]["reason"] == "waiting_user"
     kinds = {payload["type"]: kind for kind, _, payload in seen if kind in ("run_event", "chat_event")}
     assert kinds["conversation.started"] == "run_event"
     assert kinds["user.input.required"] == "chat_event"
@@ -298,7 +323,8 @@ def test_test_hooks_are_absent_unless_asked_for(tmp_path: Any) -> None:
     plain = start_server(tmp_path / "plain")
     try:
         code, answer = plain.call("POST", "/v1/_turngate/clock/advance", {"seconds": 5})
-        assert code == 404 and "--test-hooks" in answer["error"]["message"]
+        assert code == 404
+        assert "--test-hooks" in answer["error"]["message"]
         assert plain.call("GET", "/v1/jobs/x")[0] == 404
     finally:
         stop_server(plain)
@@ -314,7 +340,8 @@ def test_binding_beyond_loopback_needs_allow_remote() -> None:
     err = io.StringIO()
     with redirect_stderr(err):
         assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
-    assert err.getvalue().count("\n") == 1 and "--allow-remote" in err.getvalue()
+    assert err.getvalue().count("\n") == 1
+    assert "--allow-remote" in err.getvalue()
     with pytest.raises(BindRefused):
         check_host("192.168.1.5", allow_remote=False)
     check_host("::1", allow_remote=False)
@@ -335,14 +362,16 @@ def test_a_zip_of_the_folder_contents_is_named_by_its_skill_md(server: Server, t
                 archive.write(path, path.relative_to(skill).as_posix())
     body, content_type = multipart(buffer.getvalue())
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
-    assert code == 200 and answer["skill_id"] == "flat"
+    assert code == 200
+    assert answer["skill_id"] == "flat"
     (skill / "SKILL.md").write_text("no front matter\n")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.write(skill / "SKILL.md", "SKILL.md")
     body, content_type = multipart(buffer.getvalue())
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
-    assert code == 400 and "front matter" in answer["error"]["message"]
+    assert code == 400
+    assert "front matter" in answer["error"]["message"]
 
 
 def test_a_skills_own_gemini_settings_choose_the_output_format_and_a_bad_one_is_refused(
@@ -364,5 +393,7 @@ def test_a_skills_own_gemini_settings_choose_the_output_format_and_a_bad_one_is_
     body, content_type = zip_folder(skill)
     assert server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)[0] == 200
     code, answer = server.call("POST", "/v1/jobs", {"skill_id": "streamy", "engine": "gemini"})
-    assert code == 400 and answer["error"]["code"] == "SKILL_INVALID"
-    assert "gemini_settings.json" in answer["error"]["message"] and "'yaml'" in answer["error"]["message"]
+    assert code == 400
+    assert answer["error"]["code"] == "SKILL_INVALID"
+    assert "gemini_settings.json" in answer["error"]["message"]
+    assert "'yaml'" in answer["error"]["message"]

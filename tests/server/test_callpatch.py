@@ -33,7 +33,8 @@ def test_the_servers_modules_are_named_in_the_order_they_appear() -> None:
 
 def test_without_a_map_the_added_text_is_kept_and_no_module_is_named() -> None:
     patch = as_patch(ORIGINAL, ORIGINAL + "\n" + ADDED, {})
-    assert patch_sections(patch) == () and "Runtime Completion Contract" in patch.split(PATCH_BANNER)[1]
+    assert patch_sections(patch) == ()
+    assert "Runtime Completion Contract" in patch.split(PATCH_BANNER)[1]
 
 
 def test_a_rewritten_skill_md_counts_as_added_text_entire() -> None:
@@ -49,5 +50,6 @@ def test_the_call_log_scan_finds_the_patched_skill_of_this_case(tmp_path: Path) 
     (served / "SKILL.md").write_text(skill.joinpath("SKILL.md").read_text() + "\n" + ADDED)
     calls = [{"action": "run", "skills": skill_files(str(run_dir))}]
     patch = patch_from_calls(calls, skill, MODULES)
-    assert patch is not None and patch_sections(patch)[0] == "artifact-redirection"
+    assert patch is not None
+    assert patch_sections(patch)[0] == "artifact-redirection"
     assert patch_from_calls([{"action": "help", "skills": calls[0]["skills"]}], skill) is None

@@ -155,7 +155,8 @@ def test_a_job_upload_with_a_dot_entry_is_400_and_the_job_still_takes_uploads(se
     code, answer = _post_file(server, f"/v1/jobs/{job}/upload", _zip([(".", b"x", None)]))
     assert (code, answer["error"]["code"]) == (400, "PACKAGE_INVALID")
     code, answer = _post_file(server, f"/v1/jobs/{job}/upload", _zip([("data/a.txt", b"x", None)]))
-    assert code == 200 and answer["files"] == ["data/a.txt"]
+    assert code == 200
+    assert answer["files"] == ["data/a.txt"]
     # A later upload that would turn that file into a folder is refused, and the job goes on taking them.
     code, answer = _post_file(server, f"/v1/jobs/{job}/upload", _zip([("data/a.txt/b", b"x", None)]))
     assert (code, answer["error"]["code"]) == (400, "PACKAGE_INVALID")
@@ -169,7 +170,8 @@ def test_a_job_upload_with_a_dot_entry_is_400_and_the_job_still_takes_uploads(se
 def _chunked_without_end(server: Server, path: str, size: int, content_type: str) -> tuple[int, Any]:
     """POST ``size`` bytes chunked and never the last chunk; the server must answer before the end."""
     url = urllib.parse.urlsplit(server.url)
-    assert url.hostname is not None and url.port is not None
+    assert url.hostname is not None
+    assert url.port is not None
     with socket.create_connection((url.hostname, url.port), timeout=30) as connection:
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {url.hostname}\r\nContent-Type: {content_type}\r\n"

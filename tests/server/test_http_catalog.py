@@ -143,7 +143,8 @@ def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: 
     alone), the hung-engine cases wait for the server's own watchdog, and filler jobs hold the
     server's slots for a step (slot_fill): nothing is skipped but restart."""
     target = http_target(plain_server, hooks=False, jobs=4)
-    assert target.http is not None and "restart" not in target.http.capabilities
+    assert target.http is not None
+    assert "restart" not in target.http.capabilities
     catalog = load_catalog(ROOT / "scenarios")
     if engine == "gemini":
         # codex runs the whole lifecycle over the bare job API; gemini's own hazards are its output

@@ -39,7 +39,9 @@ def test_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     code, _, err = cli("run", "--target", str(options_file(tmp_path, url)), "-k", "design/decision-1/*")
     assert code == 2
-    assert err.count("\n") == 1 and "nothing answers" in err and url in err
+    assert err.count("\n") == 1
+    assert "nothing answers" in err
+    assert url in err
 
 
 @pytest.fixture
@@ -67,7 +69,9 @@ def test_a_server_that_answers_garbage_is_one_line_and_exit_2(tmp_path: Path, ga
         "run", "--target", garbage_server, "--target-options", str(options_file(tmp_path, garbage_server))
     )
     assert code == 2
-    assert err.count("\n") == 1 and "not JSON" in err and "<html>" in err
+    assert err.count("\n") == 1
+    assert "not JSON" in err
+    assert "<html>" in err
 
 
 def test_a_server_that_goes_away_mid_run_leaves_the_rest_unreached_in_the_report(tmp_path: Path) -> None:
@@ -94,7 +98,8 @@ def test_a_server_that_goes_away_mid_run_leaves_the_rest_unreached_in_the_report
     assert [case["outcome"] for case in listed][2:] == ["unreached"] * 3
     assert footer["counts"]["unreached"] == 3
     assert "nothing answers" in listed[2]["message"]
-    assert "not run" in listed[3]["message"] and listed[2]["scenario_id"] in listed[3]["message"]
+    assert "not run" in listed[3]["message"]
+    assert listed[2]["scenario_id"] in listed[3]["message"]
 
 
 @pytest.mark.parametrize(
@@ -131,7 +136,9 @@ def test_a_bad_target_options_file_names_the_file_field_and_value(
 
 def test_an_unknown_target_is_one_line_and_exit_2() -> None:
     code, _, err = cli("run", "--target", "telnet://x")
-    assert code == 2 and err.count("\n") == 1 and "telnet://x" in err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "telnet://x" in err
 
 
 def test_a_timeout_scenario_is_skipped_with_the_reason_on_a_server_without_a_clock(server: Server) -> None:
@@ -147,4 +154,5 @@ def test_a_timeout_scenario_is_skipped_with_the_reason_on_a_server_without_a_clo
     ][:2]
     assert planned
     for result in run_all(planned, target=target, jobs=1):
-        assert result.outcome == "skipped" and "clock" in result.message
+        assert result.outcome == "skipped"
+        assert "clock" in result.message

@@ -66,7 +66,9 @@ def test_an_asynchronous_install_that_fails_names_the_servers_reason(tmp_path: P
         connector.start(setup(tmp_path))
     message = str(caught.value)
     assert "\n" not in message
-    assert "'mini'" in message and "failed on the server" in message and "non-empty version" in message
+    assert "'mini'" in message
+    assert "failed on the server" in message
+    assert "non-empty version" in message
 
 
 def test_a_skill_installed_again_goes_in_at_a_higher_version(tmp_path: Path) -> None:
@@ -84,7 +86,8 @@ def test_an_engine_the_server_refuses_skips_the_case_with_its_reason(tmp_path: P
         pytest.raises(CaseSkipped) as caught,
     ):
         connector.start(setup(tmp_path, engine="opencode"))
-    assert "SKILL_ENGINE_UNSUPPORTED" in str(caught.value) and "opencode" in str(caught.value)
+    assert "SKILL_ENGINE_UNSUPPORTED" in str(caught.value)
+    assert "opencode" in str(caught.value)
 
 
 def test_engines_in_the_target_file_skip_before_anything_is_sent(tmp_path: Path) -> None:
@@ -100,8 +103,10 @@ def test_engines_in_the_target_file_skip_before_anything_is_sent(tmp_path: Path)
 def test_pending_answered_400_for_an_auto_job_is_no_pending(tmp_path: Path) -> None:
     with serve(Behaviour(pending_400_for_auto=True)) as (url, _mini), connected(url, tmp_path) as connector:
         (observation,) = run_to_end(connector, setup(tmp_path, mode="auto"))
-    assert observation.state == "succeeded" and observation.pending is None
-    assert "pending_unknown" not in observation.extra and "anomalies" not in observation.extra
+    assert observation.state == "succeeded"
+    assert observation.pending is None
+    assert "pending_unknown" not in observation.extra
+    assert "anomalies" not in observation.extra
 
 
 def test_a_null_interaction_id_is_kept_null_and_the_reply_still_goes_to_the_pending(tmp_path: Path) -> None:
@@ -113,7 +118,8 @@ def test_a_null_interaction_id_is_kept_null_and_the_reply_still_goes_to_the_pend
     assert waiting.history == (
         {"interaction_id": None, "prompt": "Which style?", "response": None, "automatic": None},
     )
-    assert done.state == "succeeded" and done.data == {"greeting": "Hi"}
+    assert done.state == "succeeded"
+    assert done.data == {"greeting": "Hi"}
     # answered, but no reply event says with what: the history cannot be shown
     assert done.history is None
 
@@ -129,13 +135,15 @@ def test_runtime_events_in_the_history_send_the_connector_to_the_stream(tmp_path
         "conversation.completed",
     ]
     assert done.extra["events_source"] == "stream"
-    assert done.reason_code == "DONE_MARKER_FOUND" and done.attempts == 2
+    assert done.reason_code == "DONE_MARKER_FOUND"
+    assert done.attempts == 2
 
 
 def test_a_full_queue_answering_429_is_retried(tmp_path: Path) -> None:
     with serve(Behaviour(full_for_first_jobs=2)) as (url, mini), connected(url, tmp_path) as connector:
         seen = run_to_end(connector, setup(tmp_path))
-    assert mini.refused_jobs == 2 and seen[-1].state == "succeeded"
+    assert mini.refused_jobs == 2
+    assert seen[-1].state == "succeeded"
 
 
 def test_a_full_queue_that_stays_full_is_one_line_naming_the_call(tmp_path: Path) -> None:
@@ -155,7 +163,8 @@ def test_a_connection_reset_is_retried(tmp_path: Path) -> None:
                 seen = run_to_end(connector, setup(tmp_path))
         finally:
             proxy.close()
-    assert proxy.reset_count == 2 and seen[-1].state == "succeeded"
+    assert proxy.reset_count == 2
+    assert seen[-1].state == "succeeded"
 
 
 def test_a_server_that_wants_credentials_says_so_in_one_line(tmp_path: Path) -> None:
@@ -165,7 +174,8 @@ def test_a_server_that_wants_credentials_says_so_in_one_line(tmp_path: Path) -> 
         pytest.raises(TargetError) as caught,
     ):
         connector.start(setup(tmp_path))
-    assert "HTTP 401" in str(caught.value) and "auth:" in str(caught.value)
+    assert "HTTP 401" in str(caught.value)
+    assert "auth:" in str(caught.value)
 
 
 def test_a_bearer_token_from_the_environment_opens_the_server(

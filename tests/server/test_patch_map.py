@@ -102,7 +102,8 @@ def test_without_a_map_the_order_is_unverified_never_failed(seed_order: str, eng
     del target["patch_modules"]  # what a target file written by hand, or by an older probe, holds
     for differences in _patch_differences(engines, target).values():
         assert [item["severity"] for item in differences] == ["unverified"]
-        assert "patch_modules" in differences[0]["note"] and "turngate probe" in differences[0]["note"]
+        assert "patch_modules" in differences[0]["note"]
+        assert "turngate probe" in differences[0]["note"]
 
 
 def test_a_server_that_shows_the_engine_no_skill_md_leaves_the_patch_unverified(engines: Path) -> None:
@@ -145,7 +146,8 @@ def test_two_parts_claiming_one_module_leave_no_map_rather_than_a_guess() -> Non
     common = "## Rules A\nEmit __SKILL_DONE__ at the end.\n\n## Rules B\nNever emit __SKILL_DONE__ twice.\n"
     learned = learn(*_modes(common, "## Auto\nNever ask.\n", "## Chat\nAsk.\n"))
     assert learned.modules == {}
-    assert learned.problem is not None and "two parts look like runtime-enforcement" in learned.problem
+    assert learned.problem is not None
+    assert "two parts look like runtime-enforcement" in learned.problem
 
 
 def test_mode_modules_with_one_shared_heading_are_told_apart_by_their_first_own_line() -> None:

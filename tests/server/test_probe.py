@@ -38,11 +38,13 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert "history holds protocol events" in printed
     written = yaml.safe_load(out.read_text())
     assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
-    assert written["events_source"] == "history" and written["honours_session_timeout"] is True
+    assert written["events_source"] == "history"
+    assert written["honours_session_timeout"] is True
     assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once
     assert written["skill_gemini_settings"] is True  # the skill's gemini settings choose the format
     target = parse_target(str(out))  # the file the probe wrote is one `turngate run` takes
-    assert target.http is not None and {"clock", "patch", "argv"} <= target.http.capabilities
+    assert target.http is not None
+    assert {"clock", "patch", "argv"} <= target.http.capabilities
 
 
 def test_probing_turngate_serve_with_probe_each_run_finds_it_so_sticky_scenarios_run(tmp_path: Path) -> None:
@@ -71,7 +73,8 @@ def test_probing_a_skill_runner_miniature_finds_its_async_install_refused_engine
     assert found.target["events_source"] == "stream"
     said = "\n".join(found.lines)
     assert "skill install: asynchronous" in said
-    assert "engine gemini: not used" in said and "SKILL_ENGINE_UNSUPPORTED" in said
+    assert "engine gemini: not used" in said
+    assert "SKILL_ENGINE_UNSUPPORTED" in said
     assert "runtime events, not protocol events" in said
 
 
@@ -79,7 +82,9 @@ def test_probing_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) ->
     from tests.server.test_http_connector import free_port
 
     code, _, err = cli("probe", "--target", f"http://127.0.0.1:{free_port()}", "--scripts", str(tmp_path))
-    assert code == 2 and err.count("\n") == 1 and "nothing answers" in err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "nothing answers" in err
 
 
 def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it(tmp_path: Path) -> None:
