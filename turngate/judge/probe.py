@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import yaml
 
+from turngate.engines.fake.engine import NON_RESUMABLE_FILE
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.http import HttpConnector
@@ -110,6 +111,16 @@ def probe_server(
     if call_log is not None:
         each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
         found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
+        if each_run and not _sticky_when_non_resumable(
+            options, skill, accepted[0], scripts, workdir, call_log
+        ):
+            # Probing is not enough: the sticky scenarios need a server that then keeps the engine
+            # resident; one that resumes it anyway never runs them as their GIVEN says.
+            found.say(
+                "a non-resumable engine is not kept for the reply (no sticky_process):"
+                " the sticky scenarios are skipped"
+            )
+            each_run = False
         raw["probes_each_run"] = each_run
         if "gemini" in accepted:
             chosen = _gemini_format_from_skill(options, skill, scripts, workdir, call_log)
@@ -146,8 +157,10 @@ def _setup(
     return CaseSetup(case, engine, skill, {"mode": mode, **(runtime or {})}, None, workdir, {}, workdir)
 
 
-def _script(scripts: Path, case: str, turns: list[Any]) -> None:
-    (scripts / f"{case}.yaml").write_text(yaml.safe_dump({"case": case, "turns": turns}), encoding="utf-8")
+def _script(scripts: Path, case: str, turns: list[Any], *, resident: bool = False) -> None:
+    """A probe job's script; ``resident``: the engine stays for the reply when it is kept (sticky)."""
+    document: dict[str, Any] = {"case": case, "turns": turns, **({"resident": True} if resident else {})}
+    (scripts / f"{case}.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
 
 
 def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> dict[str, Any]:
@@ -208,6 +221,53 @@ def _probes_each_run(
         stream.seek(before)
         lines = stream.read().decode("utf-8", "replace").splitlines()
     return any(_action(line) == "help" for line in lines)
+
+
+def _sticky_when_non_resumable(
+    options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path, call_log: Path
+) -> bool:
+    """Whether an engine that looks non-resumable is kept for the reply (sticky_process): an
+    interactive job asks, is answered, and the call log says whether the answer came by a resume.
+
+    Spec 001 fixes what a sticky_process run does, not when a server chooses that profile; a server
+    that resumes every engine has no sticky runs, so those scenarios cannot hold there.
+    """
+    case = f"{PROBE_SKILL}__sticky__{engine}"
+    turns = [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}]
+    _script(scripts, case, turns, resident=True)
+    knob = scripts / NON_RESUMABLE_FILE
+    knob.write_text(engine, encoding="utf-8")
+    before = call_log.stat().st_size if call_log.exists() else 0
+    connector = HttpConnector(options)
+    try:
+        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.settle()
+        if connector.status().get("status") != "waiting_user":
+            return False
+        if connector.reply("Formal", None).accepted:
+            connector.settle()
+    except (CaseSkipped, TargetError, TargetUnreachable):
+        return False
+    finally:
+        connector.close()
+        knob.unlink(missing_ok=True)
+        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    with call_log.open("rb") as stream:
+        stream.seek(before)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    runs = [
+        call for call in map(_json_line, lines) if call.get("case") == case and call.get("action") == "run"
+    ]
+    # sticky: one resident process played both turns; anything else (a resume, a fresh process) is not
+    return len(runs) == 1 and 2 in (runs[0].get("turns") or ())
+
+
+def _json_line(line: str) -> Mapping[str, Any]:
+    try:
+        call = json.loads(line)
+    except ValueError:
+        return {}
+    return call if isinstance(call, dict) else {}
 
 
 def _gemini_format_from_skill(

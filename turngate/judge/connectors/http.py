@@ -275,7 +275,11 @@ class HttpConnector:
         pending, pending_known = self._pending()
         code, answer = self.transport.call("GET", f"/v1/jobs/{self.job}/result")
         result = answer.get("result") if code == 200 and isinstance(answer, Mapping) else None
-        events = self.events.protocol_events(self.job)
+        # A run queued behind the slots this case holds cannot move on, so its events stream cannot
+        # end: read now, it would wait until a filler is freed or killed and the run played its next
+        # turn, and the call log read below would then show that turn (Skill-Runner at 7d8914d).
+        waiting_for_slot = self._slots_filled and status.get("status") == "queued"
+        events = self.events.protocol_events(self.job, follow_stream=not waiting_for_slot)
         internals: Mapping[str, Any] = {}
         if self.options.turngate_hooks:
             internals = self.transport.call_ok("GET", f"/v1/_turngate/jobs/{self.job}/internals")

@@ -49,8 +49,11 @@ class EventReader:
         self.source: str | None = None  # "history" or "stream", once auto has looked
         self._streamed: dict[tuple[Any, Any, Any], Mapping[str, Any]] = {}  # (attempt, seq, type)
 
-    def protocol_events(self, job: str) -> list[Mapping[str, Any]] | None:
-        """The run's FCMP events from wherever this server keeps them; None when nowhere."""
+    def protocol_events(self, job: str, *, follow_stream: bool = True) -> list[Mapping[str, Any]] | None:
+        """The run's FCMP events from wherever this server keeps them; None when nowhere.
+
+        ``follow_stream=False``: a stream is not opened (it would not end while the run cannot move
+        on); what earlier reads of it showed is returned instead."""
         source = self.source or self._options.events_source
         if source == "none":
             return None
@@ -63,6 +66,8 @@ class EventReader:
                 return None
             if history is not None and not history and not self._options.events_stream:
                 return []
+        if not follow_stream and self.source == "stream":
+            return list(self._streamed.values())
         stream = self.stream(job) if self._options.events_stream else None
         if stream is None:
             return None

@@ -1,0 +1,97 @@
+"""A run queued behind the slots a case holds: its events are what the stream showed before.
+
+The stream of such a run does not end until the run moves on, which it cannot do while the
+case holds the slots; reading it would wait until a filler is freed or killed and the run had
+played its next turn, so the slot check would see that turn (seen at Skill-Runner 7d8914d:
+resumable-waits-for-a-slot failed although the server waited for the slot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from turngate.judge.connectors.http_events import EventReader
+from turngate.judge.connectors.http_options import http_options
+from turngate.judge.connectors.http_transport import Transport
+
+STARTED = {"type": "conversation.started", "seq": 1, "meta": {"attempt": 1}}
+WAITING = {"type": "user.input.required", "seq": 2, "meta": {"attempt": 1}, "data": {"interaction_id": 1}}
+
+
+class Streams:
+    """An events stream that ends at the first open (the run waits) and never after (queued)."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    async def stream(self, request: Request) -> Response:
+        self.opened += 1
+        ends = self.opened == 1
+
+        async def frames() -> AsyncIterator[str]:
+            for event in (STARTED, WAITING):
+                yield f"event: chat_event\ndata: {json.dumps(event)}\n\n"
+            if ends:
+                yield 'event: end\ndata: {"reason": "waiting"}\n\n'
+            else:  # the run waits for a slot: nothing more until it moves on (or the test ends)
+                await asyncio.sleep(10)
+
+        return StreamingResponse(frames(), media_type="text/event-stream")
+
+    async def history(self, request: Request) -> Response:
+        return JSONResponse({"detail": "Not Found"}, status_code=404)
+
+
+@contextlib.contextmanager
+def run_app(app: Starlette) -> Iterator[str]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the server did not start"
+        thread.join(0.01)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+
+
+@contextlib.contextmanager
+def reader() -> Iterator[tuple[EventReader, Streams]]:
+    streams = Streams()
+    app = Starlette(
+        routes=[
+            Route("/v1/jobs/{job}/events", streams.stream),
+            Route("/v1/jobs/{job}/events/history", streams.history),
+        ]
+    )
+    with run_app(app) as url:
+        options = http_options(
+            {"base_url": url, "scripts_dir": "scripts", "events_stream": True, "request_timeout_sec": 5},
+            None,
+        )
+        transport = Transport(options)
+        try:
+            yield EventReader(transport, options), streams
+        finally:
+            transport.close()
+
+
+def test_a_queued_run_is_not_waited_for_its_stream_shows_what_it_showed() -> None:
+    with reader() as (events, streams):
+        first = events.protocol_events("job")
+        again = events.protocol_events("job", follow_stream=False)
+    assert streams.opened == 1  # the second read opened no stream (it would have waited an hour)
+    assert [event["type"] for event in first or ()] == ["conversation.started", "user.input.required"]
+    assert again == first
