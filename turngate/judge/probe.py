@@ -117,7 +117,7 @@ def probe_server(
             # Probing is not enough: the sticky scenarios need a server that then keeps the engine
             # resident; one that resumes it anyway never runs them as their GIVEN says.
             found.say(
-                "a non-resumable engine is not kept for the reply (no sticky_process):"
+                "a non-resumable engine is resumed for the reply all the same (no sticky_process):"
                 " the sticky scenarios are skipped"
             )
             each_run = False
@@ -226,8 +226,8 @@ def _probes_each_run(
 def _sticky_when_non_resumable(
     options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path, call_log: Path
 ) -> bool:
-    """Whether an engine that looks non-resumable is kept for the reply (sticky_process): an
-    interactive job asks, is answered, and the call log says whether the answer came by a resume.
+    """Whether a server runs an engine that looks non-resumable as sticky_process: an interactive
+    job asks, is answered, and the call log says whether the answer came by a resume.
 
     Spec 001 fixes what a sticky_process run does, not when a server chooses that profile; a server
     that resumes every engine has no sticky runs, so those scenarios cannot hold there.
@@ -258,8 +258,10 @@ def _sticky_when_non_resumable(
     runs = [
         call for call in map(_json_line, lines) if call.get("case") == case and call.get("action") == "run"
     ]
-    # sticky: one resident process played both turns; anything else (a resume, a fresh process) is not
-    return len(runs) == 1 and 2 in (runs[0].get("turns") or ())
+    # Not sticky only when the reply came by a resume: the server took the engine for resumable. A
+    # fresh process for the reply is a sticky run that does not keep its process, which the sticky
+    # scenarios are there to catch (Skill-Runner 7d8914d), not a reason to skip them.
+    return bool(runs) and not any(call.get("resumed") for call in runs)
 
 
 def _json_line(line: str) -> Mapping[str, Any]:
