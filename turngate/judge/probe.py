@@ -258,10 +258,13 @@ def _sticky_when_non_resumable(
     runs = [
         call for call in map(_json_line, lines) if call.get("case") == case and call.get("action") == "run"
     ]
-    # Not sticky only when the reply came by a resume: the server took the engine for resumable. A
-    # fresh process for the reply is a sticky run that does not keep its process, which the sticky
-    # scenarios are there to catch (Skill-Runner 7d8914d), not a reason to skip them.
-    return bool(runs) and not any(call.get("resumed") for call in runs)
+    # Sticky: one resident process played both turns, or the reply got a fresh process (a sticky
+    # run that does not keep its process, which the sticky scenarios are there to catch: Skill-Runner
+    # 7d8914d). Not sticky: the reply came by a resume, or by nothing the engine could play (a resume
+    # the non-resumable engine refused as a usage error: Skill-Runner 4cb89ba).
+    if any(call.get("resumed") for call in runs):
+        return False
+    return len(runs) >= 2 or (len(runs) == 1 and 2 in (runs[0].get("turns") or ()))
 
 
 def _json_line(line: str) -> Mapping[str, Any]:
