@@ -10,8 +10,8 @@ import pytest
 from tests_real.conftest import PINS, installed
 from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.modelserver.endpoint import ModelServer
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import Pin, select
+from turngate.engines.real.npm_install import write_launchers
 from turngate.tools.realengines.fidelity import (
     FIDELITY_SCRIPTS,
     VARIANTS,

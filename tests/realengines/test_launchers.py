@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import LockProblem, Pin, read_lock, select
+from turngate.engines.real.npm_install import write_launchers
 
 CLI = """#!/bin/sh
 # stands in for the npm-installed CLI: shows what the launcher gave it

@@ -14,8 +14,8 @@ import pytest
 
 from tests.conftest import ENGINES, EngineBench, first_turn_args, resume_args
 from tests.schemas.schemas import CALL_LOG, ROOT, line_problems, load, problems
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import read_lock, select
+from turngate.engines.real.npm_install import write_launchers
 
 DONE = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 

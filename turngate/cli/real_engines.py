@@ -21,7 +21,7 @@ def _pins(words: list[str] | None) -> tuple[Pin, ...]:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from turngate.engines.real.install import InstallProblem, install_pin
+    from turngate.engines.real.npm_install import InstallProblem, install_pin
 
     failures = 0
     for pin in _pins(args.engines):
@@ -37,7 +37,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _launchers(args: argparse.Namespace) -> int:
-    from turngate.engines.real.install import write_launchers
+    from turngate.engines.real.npm_install import write_launchers
 
     pins = _pins(args.engines or sorted({pin.engine for pin in read_lock()}))
     for path in write_launchers(

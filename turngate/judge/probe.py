@@ -13,7 +13,7 @@ otherwise learn case by case:
 - whether it honours a short ``session_timeout_sec`` in real time (an
   interactive job left unanswered with ``interactive_require_user_reply: false``);
 - where it shows each attempt's audit record (``audit_source``: the shapes of
-  connectors/evidence.py, tried on a waiting job);
+  connectors/audit_records.py, tried on a waiting job);
 - its runtime patch's modules, in its own words (``patch_modules``): one job per
   mode of a skill with an artifact and an output schema, each part of the
   patched SKILL.md its engine read recognised by what it says (patchmap.py).
@@ -34,8 +34,8 @@ from typing import Any, Final
 import yaml
 
 from turngate.engines.fake.engine import NON_RESUMABLE_FILE
+from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.callpatch import split_patched
-from turngate.judge.connectors.evidence import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_events import is_fcmp
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
@@ -388,7 +388,7 @@ def _action(line: str) -> object:
 def _audit_source(
     options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path
 ) -> AuditSource | None:
-    """The first known audit source that shows a waiting job's first attempt (connectors/evidence.py)."""
+    """The first known audit source that shows a waiting job's first attempt (connectors/audit_records.py)."""
     case = f"{PROBE_SKILL}__audit__{engine}"
     _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)

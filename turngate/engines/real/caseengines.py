@@ -19,8 +19,8 @@ from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.problems import ScriptProblem
 from turngate.engines.modelserver.endpoint import ModelServer
 from turngate.engines.modelserver.rounds import playable
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import Pin
+from turngate.engines.real.npm_install import write_launchers
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from turngate.judge.connectors.audit_records import audit_items
 from turngate.judge.connectors.callpatch import modules_unnamed, patch_in_call_log
-from turngate.judge.connectors.evidence import audit_items
 from turngate.judge.connectors.http_clock import RealClock
 from turngate.judge.connectors.http_events import EventReader, attempts_from_events, history_from_events
 from turngate.judge.connectors.http_install import follow_install, submit_package

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from turngate.base.optionsfile import check_types
-from turngate.judge.connectors.evidence import AuditSource, EvidenceProblem
+from turngate.judge.connectors.audit_records import AuditSource, EvidenceProblem
 from turngate.protocol.connector import CAPABILITIES
 
 KNOWN_CAPABILITIES: Final = CAPABILITIES | {"http"}
@@ -105,7 +105,7 @@ class HttpOptions:
     turn_timeout_sec: float | None = None
     # A phrase that opens each of the server's patch modules -> the spec's module name (callpatch.py).
     patch_modules: Mapping[str, str] = field(default_factory=dict)
-    # Where the server shows each attempt's audit record (connectors/evidence.py); None: nowhere known.
+    # Where the server shows each attempt's audit record (connectors/audit_records.py); None: nowhere known.
     audit_source: AuditSource | None = None
 
 

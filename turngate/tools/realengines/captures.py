@@ -21,8 +21,8 @@ from typing import Any, Final
 import yaml
 
 from turngate.engines.modelserver.endpoint import ModelServer
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import Pin
+from turngate.engines.real.npm_install import write_launchers
 from turngate.implementations.reference.commands import CommandOptions, build_command
 from turngate.tools.drift.engine_recording import Recording, save
 from turngate.tools.realengines.fidelity import FIDELITY_SCRIPTS, MODES, Script, load_script_yaml, play

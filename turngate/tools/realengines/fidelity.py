@@ -36,8 +36,8 @@ from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.fake.problems import ScriptProblem
 from turngate.engines.modelserver.endpoint import ModelServer
 from turngate.engines.modelserver.rounds import playable
-from turngate.engines.real.install import write_launchers
 from turngate.engines.real.lock import Pin, default_cache, read_lock, select
+from turngate.engines.real.npm_install import write_launchers
 from turngate.engines.real.shapes import events
 from turngate.implementations.reference.commands import CommandOptions, build_command
 
