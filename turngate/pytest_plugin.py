@@ -27,7 +27,6 @@ from typing import Any, Final
 import pytest
 
 from turngate.judge.baseline import (
-    FAILING,
     Baseline,
     BaselineProblem,
     CaseCheck,
@@ -39,6 +38,7 @@ from turngate.judge.case_result import CaseResult
 from turngate.judge.case_run import run_case
 from turngate.judge.catalog import ENGINES, Scenario
 from turngate.judge.targets import Target
+from turngate.judge.verdict import FAILING
 
 OPTION: Final = "--turngate-target"
 # Outcomes that are not a failure: a SHOULD-level miss (non-strict) and MUST checks the target could

@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from turngate.cli.run_summary import BAD
 from turngate.judge.baseline import (
-    FAILING,
     SCHEMA_PATH,
     Baseline,
     BaselineProblem,
@@ -28,6 +26,7 @@ from turngate.judge.baseline import (
     render_baseline,
 )
 from turngate.judge.catalog import ENGINES
+from turngate.judge.verdict import FAILING
 
 CASE = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 THEN = f"{CASE}#then"
@@ -50,8 +49,8 @@ KNOWN = Baseline(
 )
 
 
-def test_the_baseline_fails_a_run_exactly_when_turngate_run_would_without_it() -> None:
-    assert FAILING == BAD
+def test_a_failing_outcome_is_one_turngate_run_exits_1_for() -> None:
+    assert {"failed", "errored", "unreached"} == FAILING
 
 
 def test_a_failed_case_is_known_by_its_failing_differences_one_per_check_and_sentence() -> None:

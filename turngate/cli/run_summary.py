@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.text import Text
 
 from turngate.base.terminal import visible
-from turngate.judge.verdict import OUTCOMES
+from turngate.judge.verdict import FAILING, OUTCOMES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from turngate.judge.baseline import Comparison
     from turngate.judge.case_result import CaseResult
 
-BAD: Final = frozenset({"failed", "errored", "unreached"})
 _BASELINE_STYLES: Final = {"head": "bold", "new": "bold red", "fixed": "bold yellow", "note": "dim"}
 
 
@@ -26,7 +25,7 @@ def fails(results: list[CaseResult], comparison: Comparison | None) -> bool:
     """Exit 1: a case failed or errored; with a baseline, only a change from it (new, or fixed)."""
     if comparison is not None:
         return comparison.fails
-    return any(result.outcome in BAD for result in results)
+    return any(result.outcome in FAILING for result in results)
 
 
 def print_comparison(human: Console, comparison: Comparison) -> None:
@@ -72,7 +71,7 @@ def summary(results: list[CaseResult], seconds: float | None) -> Group:
 def _cell(counts: Counter[str]) -> Text:
     """``9/9 ok``, ``2 FAIL/9``; skips apart (``+8 skipped``): a skip is neither an ok nor a miss."""
     judged = sum(count for outcome, count in counts.items() if outcome != "skipped")
-    bad = sum(counts[outcome] for outcome in BAD)
+    bad = sum(counts[outcome] for outcome in FAILING)
     skipped = counts["skipped"]
     if not judged and not skipped:
         return Text("-")

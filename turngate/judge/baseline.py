@@ -27,12 +27,11 @@ import yaml
 
 from turngate import __version__
 from turngate.base.optionsfile import read_mapping
+from turngate.judge.verdict import FAILING
 
 FORMAT_VERSION: Final = 1
 SCHEMA_PATH: Final = Path(__file__).with_name("baseline.schema.json")
 CONVENTION: Final = "convention"
-# The outcomes that make `turngate run` exit 1 (run_summary.BAD): what a baseline may have to know.
-FAILING: Final = frozenset({"failed", "errored", "unreached"})
 # Cases that did not run their checks: a known difference of theirs is neither there nor gone.
 NOT_RUN: Final = frozenset({"skipped", "unreached"})
 # Never known: a target that stops answering leaves every case after it unreached, in whatever order

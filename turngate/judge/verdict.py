@@ -41,6 +41,8 @@ OUTCOMES: Final = (
     "unreached",
     "ambiguous",
 )
+# The outcomes that fail a run (`turngate run` exits 1): what a baseline may have to know.
+FAILING: Final = frozenset({"failed", "errored", "unreached"})
 # The outcomes that break a reading (a MUST or SHOULD sentence).
 BREAKS: Final = frozenset({"failed", "non-strict"})
 Severity = Literal["failed", "non-strict", "informational", "unverified", "reference"]
