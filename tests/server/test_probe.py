@@ -113,3 +113,12 @@ def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it
         )
     assert "audit_source" not in found.target
     assert "audit records per attempt: none found" in "\n".join(found.lines)
+
+
+def test_a_server_that_resumes_a_non_resumable_engine_gets_no_sticky_scenarios() -> None:
+    """probes_each_run says what the server does; sticky_process: false (the probe saw it resume a
+    non-resumable engine all the same, as Skill-Runner 4cb89ba does) keeps the sticky cases out."""
+    base = {"base_url": "http://127.0.0.1:1", "scripts_dir": "scripts", "probes_each_run": True}
+    assert "sticky" in http_options(base, None).capabilities  # a target file from an older probe
+    assert "sticky" in http_options({**base, "sticky_process": True}, None).capabilities
+    assert "sticky" not in http_options({**base, "sticky_process": False}, None).capabilities

@@ -111,17 +111,17 @@ def probe_server(
     if call_log is not None:
         each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
         found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
-        if each_run and not _sticky_when_non_resumable(
-            options, skill, accepted[0], scripts, workdir, call_log
-        ):
-            # Probing is not enough: the sticky scenarios need a server that then keeps the engine
-            # resident; one that resumes it anyway never runs them as their GIVEN says.
-            found.say(
-                "a non-resumable engine is resumed for the reply all the same (no sticky_process):"
-                " the sticky scenarios are skipped"
-            )
-            each_run = False
         raw["probes_each_run"] = each_run
+        if each_run:
+            # Probing is not enough: the sticky scenarios need a server that then runs the engine as
+            # sticky_process; one that resumes it anyway never runs them as their GIVEN says.
+            sticky = _sticky_when_non_resumable(options, skill, accepted[0], scripts, workdir, call_log)
+            raw["sticky_process"] = sticky
+            if not sticky:
+                found.say(
+                    "a non-resumable engine is resumed for the reply all the same (no sticky_process,"
+                    " written as sticky_process: false): the sticky scenarios are skipped"
+                )
         if "gemini" in accepted:
             chosen = _gemini_format_from_skill(options, skill, scripts, workdir, call_log)
             answer = "yes" if chosen == "stream-json" else f"no (gemini ran {chosen or 'unknown'})"

@@ -51,6 +51,7 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "patch_modules": dict,
     "slots": int,
     "probes_each_run": bool,
+    "sticky_process": bool,
     "skill_gemini_settings": bool,
     "turn_timeout_sec": (int, float),
     "audit_source": dict,
@@ -128,7 +129,9 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= {"clock"}
         if raw.get("slots"):  # seen, and held for a step, with filler jobs (http_slots.py)
             capabilities |= {"slots", "slot_fill"}
-        if raw.get("probes_each_run"):
+        # A server that probes each run chooses sticky_process for a non-resumable engine, unless
+        # the probe saw it resume one anyway (sticky_process: false): then no run is ever sticky.
+        if raw.get("probes_each_run") and raw.get("sticky_process", True):
             capabilities |= {"sticky"}
         if raw.get("skill_gemini_settings"):
             capabilities |= {"gemini_output_format"}
