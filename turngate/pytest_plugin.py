@@ -121,7 +121,10 @@ def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], list[
         scenarios = chosen_catalog(arguments)
         target = resolve_target(arguments)
     except UsageProblem as problem:
-        raise pytest.UsageError(f"turngate: {problem}") from None
+        # The shared checks name turngate's own options; here the user typed the plugin's.
+        said = str(problem).replace("--target-options", "--turngate-target-options")
+        said = said.replace("--target ", "--turngate-target ").replace("--target:", "--turngate-target:")
+        raise pytest.UsageError(f"turngate: {said}") from None
     return target, scenarios, engines
 
 

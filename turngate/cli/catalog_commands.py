@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from turngate.base.arguments import UsageProblem
@@ -46,7 +48,7 @@ def show_command(args: argparse.Namespace) -> int:
     scenarios = {scenario.id: scenario for scenario in chosen_catalog(args)}
     scenario = scenarios.get(args.id)
     if scenario is None:
-        raise UsageProblem(f"show: {args.id!r}: no such scenario (see `turngate list`)")
+        raise UsageProblem(f"show: {args.id!r}: no such scenario{_did_you_mean(args.id, scenarios)}")
     text = scenario.path.read_text(encoding="utf-8")
     if args.json:
         import yaml
@@ -60,6 +62,21 @@ def show_command(args: argparse.Namespace) -> int:
     print(visible(f"{source['quote'].rstrip()}\n"))
     print(visible(text))
     return 0
+
+
+def _did_you_mean(wanted: str, known: Iterable[str]) -> str:
+    """The IDs a user probably meant: those ending with or containing what they typed (the tail of
+    a real ID, a word of it), else the closest spellings; otherwise where to look."""
+    ids = sorted(known)
+    folded = wanted.casefold()
+    found = [name for name in ids if name.casefold().endswith(folded)] or [
+        name for name in ids if folded in name.casefold()
+    ]
+    found = found or difflib.get_close_matches(wanted, ids, n=3, cutoff=0.6)
+    if not found:
+        return " (see `turngate list`)"
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return f"; did you mean {shown}?"
 
 
 def catalog_check_command(args: argparse.Namespace) -> int:

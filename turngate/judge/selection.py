@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -51,7 +52,8 @@ def chosen_catalog(args: argparse.Namespace) -> tuple[Scenario, ...]:
     chosen = tuple(sorted(scenarios.values(), key=lambda scenario: scenario.id))
     patterns = args.k or []
     if patterns:
-        chosen = tuple(s for s in chosen if any(matches(p, s.id) for p in patterns))
+        tests = [keyword_test(pattern) for pattern in patterns]
+        chosen = tuple(s for s in chosen if any(test(s.id) for test in tests))
         if not chosen:
             raise UsageProblem(
                 f"-k {' '.join(patterns)}: matches no scenario (a word matches anywhere in an ID, case"
@@ -67,6 +69,63 @@ def matches(pattern: str, scenario_id: str) -> bool:
     if GLOB_CHARACTERS & set(pattern):
         return fnmatch.fnmatchcase(scenario_id, pattern)
     return pattern.casefold() in scenario_id.casefold()
+
+
+def keyword_test(expression: str) -> Callable[[str], bool]:
+    """``-k`` as pytest takes it: words (or globs, see `matches`) joined by ``and``, ``or``, ``not``
+    and parentheses; a bad expression is a usage problem naming where it stops making sense."""
+    tokens = _KEYWORD_TOKENS.findall(expression)
+    position = 0
+
+    def peek() -> str | None:
+        return tokens[position] if position < len(tokens) else None
+
+    def take() -> str:
+        nonlocal position
+        token = peek()
+        if token is None:
+            raise UsageProblem(f"-k {expression!r}: ends where a word was expected")
+        position += 1
+        return token
+
+    def either() -> Callable[[str], bool]:
+        parts = [both()]
+        while peek() == "or":
+            take()
+            parts.append(both())
+        return lambda scenario_id: any(part(scenario_id) for part in parts)
+
+    def both() -> Callable[[str], bool]:
+        parts = [negated()]
+        while peek() == "and":
+            take()
+            parts.append(negated())
+        return lambda scenario_id: all(part(scenario_id) for part in parts)
+
+    def negated() -> Callable[[str], bool]:
+        token = take()
+        if token == "not":
+            inner = negated()
+            return lambda scenario_id: not inner(scenario_id)
+        if token == "(":
+            inner = either()
+            if peek() != ")":
+                raise UsageProblem(f"-k {expression!r}: a '(' is not closed")
+            take()
+            return inner
+        if token in _KEYWORD_OPERATORS:
+            raise UsageProblem(f"-k {expression!r}: {token!r} where a word was expected")
+        return lambda scenario_id: matches(token, scenario_id)
+
+    test = either()
+    if peek() is not None:
+        raise UsageProblem(f"-k {expression!r}: {peek()!r} after a complete expression")
+    return test
+
+
+# A parenthesis alone, or a run of anything else up to a space or a parenthesis.
+_KEYWORD_TOKENS: Final = re.compile(r"[()]|[^\s()]+")
+_KEYWORD_OPERATORS: Final = frozenset({"and", "or", "not", ")"})
 
 
 def chosen_engines(args: argparse.Namespace) -> list[str]:
