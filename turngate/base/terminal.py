@@ -21,8 +21,12 @@ EXIT_BROKEN_PIPE: Final = 141
 # Wide enough for the verdict table without wrapping when the output is not a terminal (CI logs, files).
 PLAIN_WIDTH: Final = 132
 
-# C0 and C1 control characters and DEL, except newline and tab which keep their meaning on a terminal.
-_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 control characters and DEL, except newline and tab which keep their meaning on a terminal;
+# the bidirectional embeddings, overrides, isolates and marks, which reorder what the terminal shows
+# around them; and lone surrogates (a Node CLI's string cut inside an emoji), which cannot be encoded.
+_CONTROLS: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 class OutputProblem(ValueError):
@@ -31,8 +35,14 @@ class OutputProblem(ValueError):
 
 def visible(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape (``\\x1b``),
-    so that a captured stream cannot move the cursor, recolour or retitle the user's terminal."""
-    return _CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    so that a captured stream cannot move the cursor, recolour or retitle the user's terminal; bidi
+    controls and lone surrogates too (``\\u202e``, ``\\ud83d``)."""
+    return _CONTROLS.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def console(stream: IO[str] | None = None) -> Console:

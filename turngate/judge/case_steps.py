@@ -94,7 +94,8 @@ def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:
         return []
     with path.open("rb") as log:
         log.seek(start)
-        lines = log.read().decode("utf-8").splitlines()
+        # "\n" alone ends a line: splitlines would cut inside a string holding a raw U+2028 or U+0085
+        lines = log.read().decode("utf-8").split("\n")
     calls = [json.loads(line) for line in lines if line.strip()]
     # A --version probe (the reference's codex flag choice) is no part of the run's lifecycle.
     return [call for call in calls if _of_case(call, case) and call.get("action") != "version"]

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from turngate.base.hostile_text import shown_safe
 from turngate.judge.catalog import ENGINES
 
 if TYPE_CHECKING:
@@ -201,7 +202,9 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # shown_safe: NUL and lone surrogates cannot be written (nor read back) raw, and bidi controls
+    # would reorder what the page shows around them; each is written visibly, as ``\\u202e``.
+    return shown_safe(html.escape(str(value), quote=True))
 
 
 def _short(label: str, width: int = 44) -> str:

@@ -219,7 +219,7 @@ def _probes_each_run(
     _interactive_job(options, skill, engine, scripts, workdir)
     with call_log.open("rb") as stream:
         stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").splitlines()
+        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
     return any(_action(line) == "help" for line in lines)
 
 
@@ -254,7 +254,7 @@ def _sticky_when_non_resumable(
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
     with call_log.open("rb") as stream:
         stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").splitlines()
+        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
     runs = [
         call for call in map(_json_line, lines) if call.get("case") == case and call.get("action") == "run"
     ]
@@ -298,7 +298,7 @@ def _gemini_format_from_skill(
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
     with call_log.open("rb") as stream:
         stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").splitlines()
+        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
     for line in lines:
         try:
             call = json.loads(line)
@@ -355,7 +355,7 @@ def _added_text(call_log: Path, before: int, case: str, skill: str, original: st
     """What the server added to the probe skill's SKILL.md in this case's latest engine run."""
     with call_log.open("rb") as stream:
         stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").splitlines()
+        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
     calls = []
     for line in lines:
         try:

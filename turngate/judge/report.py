@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 from turngate import __version__
+from turngate.base.hostile_text import json_safe, xml_safe
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_VERSION
 from turngate.judge.verdict import OUTCOMES
@@ -75,7 +76,8 @@ class JsonlReport:
         self._write(footer)
 
     def _write(self, line: Mapping[str, Any]) -> None:
-        self._stream.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+        # json_safe: a lone surrogate in any captured text is written as its escape, not a crash
+        self._stream.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True)) + "\n")
         self._stream.flush()
 
 
@@ -86,7 +88,9 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     Case lines may carry fields a reader does not know (``baseline``, ``baseline_note``); reports
     written before them read the same."""
     text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    # Lines end at "\n" alone: str.splitlines would also cut at U+0085, U+2028 and U+2029, which a
+    # captured text holds raw inside a JSON string.
+    lines = [json.loads(line) for line in text.split("\n") if line.strip()]
     if not lines or lines[0].get("kind") != "header":
         raise ReportError(f"{path}: no header line: not a turngate report")
     if lines[-1].get("kind") != "footer":
@@ -221,8 +225,20 @@ def write_junit(
                     ElementTree.SubElement(case, "properties").append(
                         ElementTree.Element("property", name="readings", value=_readings(result))
                     )
+    _xml_safe(root)
     ElementTree.indent(root)
     stream.write(ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _xml_safe(root: ElementTree.Element) -> None:
+    """Every text and attribute under ``root`` as XML 1.0 can hold it (NUL and lone surrogates from
+    an engine's output shown as ``\\x00``, ``\\ud83d``): ElementTree writes them raw, which no XML
+    reader accepts and UTF-8 cannot encode."""
+    for element in root.iter():
+        if element.text:
+            element.text = xml_safe(element.text)
+        for name, value in element.attrib.items():
+            element.attrib[name] = xml_safe(value)
 
 
 def _baselined(case: ElementTree.Element, result: CaseResult, check: CaseCheck) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from turngate.base.data_yaml import load_data
 from turngate.engines.fake import hint_forms as hints
 from turngate.engines.fake.problems import SCRIPT_INVALID, ScriptProblem
 
@@ -104,8 +105,7 @@ def _read_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ScriptProblem(SCRIPT_INVALID, str(path), "(file)", exc.object[:40], "not UTF-8") from exc
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(text, Loader=loader)
+        return load_data(text)  # lone surrogate escapes read as on every platform
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"

@@ -5,7 +5,9 @@ start-up budget; the C helpers in `_json` do the one hard part (string
 escaping) without them. Output matches `json.dumps(value, ensure_ascii=False,
 separators=(",", ":"))` (compact) or `json.dumps(value, ensure_ascii=False,
 indent=2)` (pretty), which is also what `JSON.stringify(value, null, 2)`
-gives: the tests compare the two on generated values.
+gives: the tests compare the two on generated values. Lone surrogates are the
+one difference: written as `\\udXXX` escapes, as `JSON.stringify` writes them,
+where `json.dumps` leaves them raw and unencodable.
 """
 
 from __future__ import annotations
@@ -32,9 +34,23 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return _pretty(value, indent, 0)
 
 
+def _string(value: str) -> str:
+    """A JSON string; a lone surrogate (a string cut inside an emoji, an undecodable byte kept by
+    ``surrogateescape``) as its ``\\udXXX`` escape, as Node's ``JSON.stringify`` writes it: raw, it
+    could not be encoded to the UTF-8 a real CLI prints."""
+    text = str(encode_basestring(value))
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # rare: no `re` here (start-up budget), one pass over the characters
+        return "".join(f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else char for char in text)
+    return text
+
+
 def _scalar(value: Any) -> str | None:
     if isinstance(value, str):
-        return str(encode_basestring(value))
+        return _string(value)
     if value is None:
         return "null"
     if value is True:
@@ -80,5 +96,5 @@ def _pretty(value: Any, indent: int, level: int) -> str:
 
 def _key(key: Any) -> str:
     if isinstance(key, str):
-        return str(encode_basestring(key))
+        return _string(key)
     raise TypeError(f"keys must be str, not {type(key).__name__}")

@@ -37,7 +37,7 @@ def patch_in_call_log(
         return None
     with log.open("rb") as stream:
         stream.seek(start)
-        lines = stream.read().decode("utf-8", "replace").splitlines()
+        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
     calls = []
     for line in lines:
         with contextlib.suppress(ValueError):

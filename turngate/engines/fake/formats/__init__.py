@@ -64,7 +64,25 @@ def json_line(document: Any, fd: int = 1) -> tuple[int, bytes]:
 
 
 def text_line(text: str, fd: int = 1) -> tuple[int, bytes]:
-    return fd, (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    line = text if text.endswith("\n") else text + "\n"
+    try:
+        return fd, line.encode("utf-8")
+    except UnicodeEncodeError:
+        return fd, _as_printed(line)
+
+
+def _as_printed(text: str) -> bytes:
+    """Text with lone surrogates as a real CLI prints it: one kept by ``surrogateescape``
+    (``\\udc80``..``\\udcff``) is the undecodable byte it stands for, any other (a string cut inside
+    an emoji) U+FFFD, as Node writes a lone surrogate to a stream."""
+    return b"".join(
+        bytes([ord(char) - 0xDC00])
+        if "\udc80" <= char <= "\udcff"
+        else "\ufffd".encode()
+        if "\ud800" <= char <= "\udfff"
+        else char.encode("utf-8")
+        for char in text
+    )
 
 
 def tokens(text: str) -> int:

@@ -1,0 +1,62 @@
+"""Text from engines and orchestrators as every writer can carry it: lone surrogates, NUL, bidi
+controls and undecodable bytes are data, never a crash.
+
+A lone surrogate (``\\ud83d``: a Node CLI that cut a string inside an emoji; ``\\udc80``..``\\udcff``:
+an undecodable byte kept by ``surrogateescape``) is a valid ``str`` that UTF-8 cannot encode, so a
+writer that dumps it raw dies half-way through its file. Each format gets its own way out:
+
+* JSON: the ``\\udXXX`` escape, which ``json.loads`` reads back to the same string (the one thing
+  it cannot give back is a high surrogate directly followed by a low one as two code points: a
+  JSON reader joins the two escapes into the character they pair to, as any UTF-16 reader would).
+* XML 1.0 and HTML: no escape can carry NUL or a surrogate, so they are written visibly as text
+  (``\\x00``, ``\\ud83d``), which a reader can tell from the character itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# What XML 1.0 forbids (its Char production): C0 controls but tab, newline and carriage return,
+# the surrogates, and U+FFFE and U+FFFF.
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# What a page must not show raw besides: DEL and the C1 controls (an escape sequence starts with
+# CSI), and the bidirectional embeddings, overrides, isolates and marks, which reorder what is shown
+# around them (a message could read as something it is not).
+_NOT_SHOWN: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff\ufffe\uffff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_safe(text: str) -> str:
+    """JSON text (as ``json.dumps(..., ensure_ascii=False)`` writes it) with every lone surrogate
+    written as its ``\\udXXX`` escape, so that it encodes to UTF-8; other text is returned as is.
+
+    Raw characters in JSON text stand only inside strings, where the escape means the same
+    character, so the document reads back the same."""
+    if text.isascii():  # O(1) in CPython: the common case needs no search
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with what XML 1.0 cannot hold (NUL and the other C0 controls but tab, newline and
+    carriage return; lone surrogates; U+FFFE, U+FFFF) written visibly as ``\\x00`` or ``\\ud83d``."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _NOT_XML.sub(_escape, text)
+
+
+def shown_safe(text: str) -> str:
+    """``text`` for a page a person reads: what XML cannot hold, C1 controls and bidirectional
+    controls written visibly (``\\x00``, ``\\u202e``); newlines and tabs kept."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _NOT_SHOWN.sub(_escape, text)
