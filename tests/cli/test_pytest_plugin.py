@@ -78,5 +78,5 @@ def test_without_the_option_nothing_is_collected(tmp_path: Path) -> None:
 def test_a_target_that_cannot_be_reached_is_a_usage_error(tmp_path: Path) -> None:
     done = implementer_pytest(tmp_path, "--turngate-target", "cmd:/nonexistent", "-p", "no:cacheprovider")
     assert done.returncode == 4, done.stdout + done.stderr
-    assert "turngate: --target cmd:/nonexistent: /nonexistent: no such file" in done.stderr
+    assert "turngate: --turngate-target cmd:/nonexistent: /nonexistent: no such file" in done.stderr
     assert "Traceback" not in done.stderr
