@@ -581,3 +581,41 @@ def test_a_fields_own_authority_wins_over_a_steps_authority_for_its_key() -> Non
     )
     assert checks.authority(0, "pending.interaction_id") == "reference"
     assert checks.authority(0, "pending").endswith("incomplete-turn-enters-waiting#and1")
+
+
+def test_breaks_after_a_broken_given_follow_from_it_and_quote_it() -> None:
+    """A check that establishes the scenario's GIVEN (``given:``): once it breaks, the breaks after
+    it (the rest of its step, later steps) are unverified and name it, so that the case fails on
+    the sentence whose rule broke; a break before it stays what it is."""
+    case = Checks(
+        "x/y/z",
+        (
+            {"state": "waiting_user", "pending_id": "new"},
+            {"state": "succeeded", "attempts": 2},
+            {"state": "failed"},
+        ),
+        ("start", "reply", "reply"),
+        {"state": WAITING, "attempts": PENDING, "pending_id": "design/decision-5/backend-pending-baseline#2"},
+        ({}, {}, {}),
+        {},
+        None,
+        {},
+        ("attempts",),
+    )
+    steps = [
+        observed(pending={"interaction_id": "x", "kind": "open_text", "prompt": "p"}),  # not an id: breaks
+        observed("reply", attempts=1),  # the GIVEN breaks here, and the state beside it
+        observed("reply"),
+    ]
+    verdict = judge(case, steps)
+    assert verdict.outcome == "failed"
+    shown = {(item.step, item.key): item for item in verdict.differences}
+    assert shown[(0, "pending_id")].severity == "failed"  # before the GIVEN broke: its own break
+    assert shown[(1, "attempts")].severity == "failed"
+    assert shown[(1, "attempts")].authority == PENDING
+    for later in ((1, "state"), (2, "state")):
+        assert shown[later].severity == "unverified"
+        assert f"follows from step 1's attempts ({PENDING})" in shown[later].note
+    # without the given, each break is its own
+    plain = judge(Checks(*[getattr(case, name) for name in Checks.__dataclass_fields__][:-1]), steps)
+    assert {item.severity for item in plain.differences} == {"failed"}

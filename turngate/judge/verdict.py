@@ -137,8 +137,11 @@ class Verdict:
 
     @property
     def message(self) -> str:
-        """What a person reads: every difference that is not the reference's own behaviour."""
-        lines = [str(item) for item in self.differences if item.severity != "reference"]
+        """What a person reads: every difference that is not the reference's own behaviour, the
+        breaks first (the first line of a case is the sentence it fails on), each kept in order."""
+        shown = [item for item in self.differences if item.severity != "reference"]
+        shown.sort(key=lambda item: item.severity not in BREAKS)  # stable: step order within each
+        lines = [str(item) for item in shown]
         return "\n".join([self.note, *lines] if self.note else lines)
 
 
@@ -236,6 +239,7 @@ def _judge_one(
                 if difference.severity == "informational" and authority == CONVENTION:
                     difference = _noting_other_sets(difference, key, expected, step, checks, index, reading)
                 found.append(difference)
+    found = _after_a_broken_given(found, checks.given)
     severities = {item.severity for item in found}
     if "failed" in severities:
         outcome = "failed"
@@ -246,6 +250,30 @@ def _judge_one(
     else:
         outcome = "passed"
     return Verdict(outcome, tuple(found))
+
+
+def _after_a_broken_given(found: list[Difference], given: Sequence[str]) -> list[Difference]:
+    """Once a check that establishes the scenario's GIVEN breaks, the breaks after it (the rest of
+    its step, later steps) follow from it: they are unverified, naming it, so that the report quotes
+    the sentence whose rule broke, not the later ones its breakage disturbs. (A sticky_process run
+    answered by a fresh process no longer runs the scenario's script: what it does next is no
+    evidence about the sentences the scenario was written for.)"""
+    first = next(
+        (item for item in found if item.key.split(".", 1)[0] in given and item.severity in BREAKS), None
+    )
+    if first is None:
+        return found
+    reason = (
+        f"follows from step {first.step}'s {first.key} ({first.authority}): the scenario's GIVEN no"
+        " longer holds"
+    )
+    kept: list[Difference] = []
+    for item in found:
+        later = item.step > first.step or (item.step == first.step and item is not first)
+        if later and item.severity in BREAKS and item.key.split(".", 1)[0] not in given:
+            item = _unverified(item, f"{reason} (observed {item.actual!r})")
+        kept.append(item)
+    return kept
 
 
 def _unverified(difference: Difference, reason: str) -> Difference:

@@ -65,6 +65,7 @@ class Scenario:
     gemini_output_format: str | None = None
     by: Mapping[str, str] = field(default_factory=dict)  # check key -> authority, scenario-wide
     reading_by: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
+    given: tuple[str, ...] = ()  # checks establishing the GIVEN (Checks.given)
 
     @property
     def capability(self) -> str:
@@ -87,6 +88,7 @@ class Scenario:
             {name: dict(overrides) for name, overrides in self.readings.items()},
             self.default_reading,
             self.reading_by,
+            self.given,
         )
 
 
@@ -145,6 +147,7 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         gemini_output_format=tags.get("gemini_output_format"),
         by=document.get("by", {}),
         reading_by=ambiguous.get("by", {}),
+        given=tuple(document.get("given", ())),
     )
     _check_authorities(path, scenario)
     return scenario

@@ -37,6 +37,9 @@ class Checks:
     default_reading: str | None
     # reading -> step index (as a string) -> check key -> authority, where a reading cites other words
     reading_by: Mapping[str, Mapping[str, Mapping[str, str]]] = dataclasses.field(default_factory=dict)
+    # The checks that establish the scenario's GIVEN (the profile it runs under, say): once one
+    # breaks, the breaks after it follow from it (the verdict marks them so).
+    given: tuple[str, ...] = ()
 
     def chosen(self, reading: str | None) -> str | None:
         return reading if reading in self.readings else self.default_reading
@@ -100,4 +103,5 @@ class Checks:
             data["readings"],
             data["default_reading"],
             data.get("reading_by", {}),
+            tuple(data.get("given", ())),
         )
