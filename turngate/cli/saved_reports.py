@@ -12,6 +12,7 @@ from turngate.base.arguments import UsageProblem
 from turngate.base.terminal import visible
 from turngate.cli.judging_options import check_against, check_conventions, compare_with, read_baseline_option
 from turngate.cli.output_files import checked_outputs, open_output
+from turngate.cli.run import EXIT_INTERRUPTED
 from turngate.cli.run_summary import fails, print_comparison, summary
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog.checks import Checks
@@ -28,7 +29,7 @@ def report_judge_command(args: argparse.Namespace) -> int:
     check_conventions(args.conventions)
     known = read_baseline_option(args.baseline)
     try:
-        header, lines, _footer = read_report(args.report)
+        header, lines, footer = read_report(args.report)
     except (OSError, ValueError, ReportError) as error:
         raise UsageProblem(f"report judge: {error}") from None
     results = [_judged(line, args.reading, args.conventions) for line in lines]
@@ -47,6 +48,12 @@ def report_judge_command(args: argparse.Namespace) -> int:
     if comparison is not None:
         print_comparison(console(), comparison)
     print(f"(judged again from {args.report})")
+    interrupted = bool(footer.get("interrupted"))
+    if interrupted:  # judged again, it is still a run someone stopped: its verdict is incomplete
+        print(
+            "note: the run was interrupted (Ctrl-C): the cases it did not finish are not in it",
+            file=sys.stderr,
+        )
     if args.output is not None:
         from turngate.judge.report import JsonlReport
 
@@ -59,8 +66,10 @@ def report_judge_command(args: argparse.Namespace) -> int:
             )
             for result in results:
                 rejudged.case(result, baseline=checked.get((result.scenario_id, result.engine)))
-            rejudged.finish(baseline=comparison)
-    return 1 if fails(results, comparison) else 0
+            rejudged.finish(interrupted=interrupted, baseline=comparison)
+    if fails(results, comparison):
+        return 1
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:

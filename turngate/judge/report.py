@@ -87,10 +87,25 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
 
     Case lines may carry fields a reader does not know (``baseline``, ``baseline_note``); reports
     written before them read the same."""
-    text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ReportError(f"{path}: byte {error.start}: not UTF-8 text: not a turngate report") from None
     # Lines end at "\n" alone: str.splitlines would also cut at U+0085, U+2028 and U+2029, which a
     # captured text holds raw inside a JSON string.
-    lines = [json.loads(line) for line in text.split("\n") if line.strip()]
+    numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    lines = []
+    for number, line in numbered:
+        try:
+            parsed = json.loads(line)
+        except ValueError as error:
+            cut = " (the file ends inside this line: the run that wrote it was cut off)"
+            ending = cut if number == numbered[-1][0] and not text.endswith("\n") else ""
+            raise ReportError(f"{path}:{number}: not a JSON line: {error}{ending}") from None
+        if not isinstance(parsed, dict):
+            raise ReportError(f"{path}:{number}: not a JSON object: not a turngate report line")
+        lines.append(parsed)
     if not lines or lines[0].get("kind") != "header":
         raise ReportError(f"{path}: no header line: not a turngate report")
     if lines[-1].get("kind") != "footer":
