@@ -71,6 +71,28 @@ def test_skips_are_neither_oks_nor_misses_and_their_reasons_are_listed() -> None
     )
 
 
+def test_the_end_of_a_run_lists_what_failed_with_its_first_break() -> None:
+    """The failures scroll past above the table: the table's end names each failing case, its engine
+    and the check and sentence it first broke (an error: its first line)."""
+    broken = _result("design", "failed", engine="gemini")
+    broken = CaseResult(
+        **{
+            **{name: getattr(broken, name) for name in CaseResult.__dataclass_fields__},
+            "differences": (
+                {"step": 0, "key": "events", "severity": "informational", "authority": "convention"},
+                {"step": 1, "key": "pending_id", "severity": "failed", "authority": "design/decision-5#2"},
+            ),
+        }
+    )
+    errored = _result("lifecycle", "errored", "TargetError: job 7 did not settle within 300 s\ntraceback")
+    text = _text([_result("design", "passed"), broken, errored])
+    assert "what failed" in text
+    listed = [" ".join(line.split()) for line in text.splitlines()]
+    assert "FAILED design/x/failed [gemini] step 1 pending_id: design/decision-5#2" in listed
+    assert "ERRORED lifecycle/x/errored [codex] TargetError: job 7 did not settle within 300 s" in listed
+    assert "design/x/passed" not in text
+
+
 def test_a_run_that_verified_nothing_says_so_and_exits_5(turngate: Turngate) -> None:
     target = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'declares_nothing.py'))}"
     done = turngate("run", "--target", target, "-k", "design/decision-1/", "--engine", "codex")

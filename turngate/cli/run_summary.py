@@ -64,8 +64,33 @@ def summary(results: list[CaseResult], seconds: float | None) -> Group:
         for reason, count in reasons.most_common():
             skips.add_row(str(count), reason)
         parts += ["", skips]
+    failing = [result for result in results if result.outcome in FAILING or result.outcome == "non-strict"]
+    if failing:  # what failed, at the end where a person looks: the lines above may have scrolled away
+        listed = Table(box=None, pad_edge=False, show_edge=False, show_header=True)
+        listed.add_column("what failed")
+        listed.add_column("case")
+        listed.add_column("first break")
+        for result in failing[:_MOST_LISTED]:
+            # Text, not markup: "[codex]" would be read as a style
+            case = Text(f"{result.scenario_id} [{result.engine}]")
+            listed.add_row(result.outcome.upper(), case, Text(_first_break(result)))
+        if len(failing) > _MOST_LISTED:
+            listed.add_row("", f"... and {len(failing) - _MOST_LISTED} more (the reports list them all)", "")
+        parts += ["", listed]
     parts += ["", Text(line)]
     return Group(*parts)
+
+
+_MOST_LISTED: Final = 50
+
+
+def _first_break(result: CaseResult) -> str:
+    """The step, check and authority of a case's first break; of an error, its first line."""
+    for item in result.differences:
+        if item.get("severity") in ("failed", "non-strict"):
+            return visible(f"step {item.get('step')} {item.get('key')}: {item.get('authority')}")
+    first = result.message.split("\n")[0] if result.message else ""
+    return visible(first[:120])
 
 
 def _cell(counts: Counter[str]) -> Text:
