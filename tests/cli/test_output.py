@@ -216,6 +216,9 @@ def test_colour_on_a_terminal_unless_no_color(tmp_path: Path, no_color: bool) ->
     assert child.exitstatus == 0, screen
     green = "\x1b[32m"  # rich's style for an all-ok cell
     assert (green in screen) is not no_color, screen
+    if no_color:  # no added styling at all, bold and dim included (no-color.org)
+        assert "\x1b[1m" not in screen, screen
+        assert "\x1b[2m" not in screen, screen
 
 
 def test_a_captures_control_characters_are_escaped_when_printed(turngate: Turngate, tmp_path: Path) -> None:

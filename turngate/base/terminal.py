@@ -48,12 +48,18 @@ def _escape(match: re.Match[str]) -> str:
 def console(stream: IO[str] | None = None) -> Console:
     """A rich console on ``stream`` (default stdout, looked up now so that redirections count).
 
-    rich colours only a terminal and honours ``NO_COLOR`` and ``FORCE_COLOR`` by itself; off a
+    rich colours only a terminal and honours ``FORCE_COLOR`` by itself (``NO_COLOR``: below); off a
     terminal it gets a fixed width, so a CI log shows the same table on every machine.
     """
     target = stream if stream is not None else sys.stdout
     tty = bool(getattr(target, "isatty", lambda: False)())
     width = None if tty or os.environ.get("COLUMNS") else PLAIN_WIDTH
+    # rich's own NO_COLOR handling drops colours but keeps bold and dim; no-color.org asks for no
+    # added styling, so with NO_COLOR set no style is written at all.
+    if os.environ.get("NO_COLOR"):
+        return Console(
+            file=target, width=width, highlight=False, soft_wrap=False, emoji=False, color_system=None
+        )
     return Console(file=target, width=width, highlight=False, soft_wrap=False, emoji=False)
 
 
