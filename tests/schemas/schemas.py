@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -49,16 +46,3 @@ def line_problems(schema: Path, text: str) -> list[str]:
         if line.strip()
         for problem in problems(schema, json.loads(line))
     ]
-
-
-def turngate(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``turngate ARGS`` as a user runs it (``python -m turngate``), in ``cwd``."""
-    return subprocess.run(
-        [sys.executable, "-m", "turngate", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-    )

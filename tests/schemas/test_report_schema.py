@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.schemas.schemas import REPORT, ROOT, line_problems, load, problems, turngate
+from tests.schemas.schemas import REPORT, ROOT, line_problems, load, problems
+from tests.turngate_cli import turngate
 from turngate.judge.catalog import ENGINES
 from turngate.judge.verdict import OUTCOMES, SEVERITIES
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.schemas.schemas import CALL_LOG, ROOT, TARGET, line_problems, load, problems, turngate
+from tests.schemas.schemas import CALL_LOG, ROOT, TARGET, line_problems, load, problems
 from tests.server.miniatures.app import Behaviour, serve
+from tests.turngate_cli import turngate
 from turngate.engines.fake.install import install
 from turngate.judge.connectors.http_options import (
     _OPTION_FIELDS,
