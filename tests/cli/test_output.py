@@ -133,6 +133,19 @@ def test_junit_has_time_timestamp_totals_and_the_runs_properties(turngate: Turng
     assert properties["turngate_version"]
 
 
+def test_junits_run_time_is_the_wall_time_not_the_sum_of_cases_run_side_by_side() -> None:
+    from turngate.judge.report import write_junit
+
+    results = [_result("design", "passed") for _ in range(3)]  # 0.1 s each
+    out = io.StringIO()
+    write_junit(out, results, properties={"target": "reference"}, started_at=0.0, wall_sec=0.125)
+    root = ElementTree.fromstring(out.getvalue().split("\n", 1)[1])
+    assert root.get("time") == "0.125"
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert suite.get("time") == "0.300"  # a suite's cases, each timed
+
+
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     for args in (["list"], ["list", "--json"], ["show", ONE]):
         process = subprocess.Popen(

@@ -97,6 +97,7 @@ def run_command(args: argparse.Namespace) -> int:
                     started_at=started_at,
                     interrupted=interrupted,
                     baseline=checked if known is not None else None,
+                    wall_sec=time.monotonic() - started,
                 )
         except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
             problems.append(str(problem))
