@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from turngate.engines.fake.engine import find_case_token
 from turngate.judge.catalog import Scenario
+from turngate.judge.connectors.call_log import log_mark
 from turngate.judge.decision_record import Placeholders, observed_step
 from turngate.protocol.connector import (
     CaseSetup,
@@ -28,7 +29,7 @@ def perform(
     """The observed steps, one per scenario step done (a package the target refused ends them)."""
     names = Placeholders(str(workdir))
     steps: list[dict[str, Any]] = []
-    log_start = call_log.stat().st_size if call_log.exists() else 0  # a shared log: only this case's part
+    log_start = log_mark(call_log)  # a shared log: only this case's part
     for index, step in enumerate(scenario.steps):
         reply: ReplyResult | None = None
         accepted: bool | None = None

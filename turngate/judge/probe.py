@@ -35,6 +35,7 @@ import yaml
 
 from turngate.engines.fake.engine import NON_RESUMABLE_FILE
 from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSource
+from turngate.judge.connectors.call_log import calls_since, log_mark
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_events import is_fcmp
@@ -215,12 +216,9 @@ def _probes_each_run(
     once: so two interactive jobs, and the call log of the second is read.
     """
     _interactive_job(options, skill, engine, scripts, workdir)
-    before = call_log.stat().st_size if call_log.exists() else 0
+    before = log_mark(call_log)
     _interactive_job(options, skill, engine, scripts, workdir)
-    with call_log.open("rb") as stream:
-        stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
-    return any(_action(line) == "help" for line in lines)
+    return any(call.get("action") == "help" for call in calls_since(call_log, before))
 
 
 def _sticky_when_non_resumable(
@@ -237,7 +235,7 @@ def _sticky_when_non_resumable(
     _script(scripts, case, turns, resident=True)
     knob = scripts / NON_RESUMABLE_FILE
     knob.write_text(engine, encoding="utf-8")
-    before = call_log.stat().st_size if call_log.exists() else 0
+    before = log_mark(call_log)
     connector = HttpConnector(options)
     try:
         connector.start(_setup(skill, engine, case, "interactive", workdir))
@@ -252,12 +250,8 @@ def _sticky_when_non_resumable(
         connector.close()
         knob.unlink(missing_ok=True)
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
-    with call_log.open("rb") as stream:
-        stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
-    runs = [
-        call for call in map(_json_line, lines) if call.get("case") == case and call.get("action") == "run"
-    ]
+    calls = calls_since(call_log, before)
+    runs = [call for call in calls if call.get("case") == case and call.get("action") == "run"]
     # Sticky: one resident process played both turns, or the reply got a fresh process (a sticky
     # run that does not keep its process, which the sticky scenarios are there to catch: Skill-Runner
     # 7d8914d). Not sticky: the reply came by a resume, or by nothing the engine could play (a resume
@@ -265,14 +259,6 @@ def _sticky_when_non_resumable(
     if any(call.get("resumed") for call in runs):
         return False
     return len(runs) >= 2 or (len(runs) == 1 and 2 in (runs[0].get("turns") or ()))
-
-
-def _json_line(line: str) -> Mapping[str, Any]:
-    try:
-        call = json.loads(line)
-    except ValueError:
-        return {}
-    return call if isinstance(call, dict) else {}
 
 
 def _gemini_format_from_skill(
@@ -285,7 +271,7 @@ def _gemini_format_from_skill(
     """
     case = f"{PROBE_SKILL}__gemini-format__gemini"
     _script(scripts, case, [{"steps": [{"say": DONE}]}])
-    before = call_log.stat().st_size if call_log.exists() else 0
+    before = log_mark(call_log)
     connector = HttpConnector(replace(options, skill_gemini_settings=True))
     try:
         setup = replace(_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json")
@@ -296,15 +282,8 @@ def _gemini_format_from_skill(
     finally:
         connector.close()
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
-    with call_log.open("rb") as stream:
-        stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
-    for line in lines:
-        try:
-            call = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(call, dict) and call.get("case") == case and call.get("output_format"):
+    for call in calls_since(call_log, before):
+        if call.get("case") == case and call.get("output_format"):
             return str(call["output_format"])
     return None
 
@@ -332,7 +311,7 @@ def _patch_modules(
     ):
         case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
         _script(scripts, case, turns)
-        before = call_log.stat().st_size if call_log.exists() else 0
+        before = log_mark(call_log)
         connector = HttpConnector(options)
         try:
             connector.start(_setup(skill, engine, case, mode, workdir))
@@ -353,17 +332,7 @@ def _patch_modules(
 
 def _added_text(call_log: Path, before: int, case: str, skill: str, original: str) -> str | None:
     """What the server added to the probe skill's SKILL.md in this case's latest engine run."""
-    with call_log.open("rb") as stream:
-        stream.seek(before)
-        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
-    calls = []
-    for line in lines:
-        try:
-            call = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(call, dict) and call.get("case") == case:
-            calls.append(call)
+    calls = [call for call in calls_since(call_log, before) if call.get("case") == case]
     for call in reversed(calls):
         for folder, seen in (call.get("skills") or {}).items():
             if (
@@ -375,14 +344,6 @@ def _added_text(call_log: Path, before: int, case: str, skill: str, original: st
                     return PATCH_BANNER
                 return split_patched(original, seen["text"])[1]
     return None
-
-
-def _action(line: str) -> object:
-    try:
-        call = json.loads(line)
-    except ValueError:
-        return None
-    return call.get("action") if isinstance(call, dict) else None
 
 
 def _audit_source(

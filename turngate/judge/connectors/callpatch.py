@@ -19,12 +19,11 @@ the order checks are unverified, never failed; the text checks still hold.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from turngate.judge.connectors.call_log import calls_since
 from turngate.protocol.skill_patch import PATCH_BANNER, patch_sections
 
 
@@ -35,15 +34,7 @@ def patch_in_call_log(
     part begins), else None."""
     if not log.exists():
         return None
-    with log.open("rb") as stream:
-        stream.seek(start)
-        lines = stream.read().decode("utf-8", "replace").split("\n")  # not at a raw U+2028 in a string
-    calls = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            call = json.loads(line)
-            if isinstance(call, Mapping) and call.get("case") == case:
-                calls.append(call)
+    calls = [call for call in calls_since(log, start) if call.get("case") == case]
     return patch_from_calls(calls, skill_dir, modules)
 
 

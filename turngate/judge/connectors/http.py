@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from turngate.judge.connectors.audit_records import audit_items
+from turngate.judge.connectors.call_log import log_mark
 from turngate.judge.connectors.callpatch import modules_unnamed, patch_in_call_log
 from turngate.judge.connectors.http_clock import RealClock
 from turngate.judge.connectors.http_events import EventReader, attempts_from_events, history_from_events
@@ -93,7 +94,7 @@ class HttpConnector:
             )
         self._setup = setup
         log = self.options.call_log
-        self._log_start = log.stat().st_size if log is not None and log.exists() else 0
+        self._log_start = log_mark(log) if log is not None else 0
         gemini_format = None
         by_skill = self.options.skill_gemini_settings and not self.options.turngate_hooks
         if setup.engine == "gemini" and by_skill:
