@@ -11,15 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 from collections.abc import AsyncIterator, Iterator
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.server.miniatures.app import run_app
 from turngate.judge.connectors.http_events import EventReader
 from turngate.judge.connectors.http_options import http_options
 from turngate.judge.connectors.http_transport import Transport
@@ -53,21 +52,6 @@ class Streams:
 
 
 @contextlib.contextmanager
-def run_app(app: Starlette) -> Iterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the server did not start"
-        thread.join(0.01)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
-
-
-@contextlib.contextmanager
 def reader() -> Iterator[tuple[EventReader, Streams]]:
     streams = Streams()
     app = Starlette(
@@ -76,7 +60,7 @@ def reader() -> Iterator[tuple[EventReader, Streams]]:
             Route("/v1/jobs/{job}/events/history", streams.history),
         ]
     )
-    with run_app(app) as url:
+    with run_app(app, stop_wait_sec=15) as url:
         options = http_options(
             {"base_url": url, "scripts_dir": "scripts", "events_stream": True, "request_timeout_sec": 5},
             None,

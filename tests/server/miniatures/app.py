@@ -335,19 +335,26 @@ def _higher(new: str, old: str) -> bool:
 def serve(behaviour: Behaviour) -> Iterator[tuple[str, Miniature]]:
     """The miniature on 127.0.0.1 (port 0) in a thread: (base URL, the miniature)."""
     miniature = Miniature(behaviour)
-    server = uvicorn.Server(uvicorn.Config(miniature.app, host="127.0.0.1", port=0, log_level="error"))
+    with run_app(miniature.app) as url:
+        yield url, miniature
+
+
+@contextmanager
+def run_app(app: Any, *, stop_wait_sec: float = 10) -> Iterator[str]:
+    """Any ASGI app on 127.0.0.1 (port 0) in a thread, until the block ends: its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
         if not thread.is_alive():
-            raise RuntimeError("the miniature server did not start")
+            raise RuntimeError("the server did not start")
         thread.join(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}", miniature
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(10)
+        thread.join(stop_wait_sec)
 
 
 class ResettingProxy:
