@@ -30,7 +30,8 @@ _NOT_SHOWN: Final = re.compile(
 )
 
 
-def _escape(match: re.Match[str]) -> str:
+def escape(match: re.Match[str]) -> str:
+    """The matched character written visibly: ``\\x1b`` below U+0100, ``\\u202e`` above."""
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
@@ -51,7 +52,7 @@ def xml_safe(text: str) -> str:
     carriage return; lone surrogates; U+FFFE, U+FFFF) written visibly as ``\\x00`` or ``\\ud83d``."""
     if text.isascii() and text.isprintable():
         return text
-    return _NOT_XML.sub(_escape, text)
+    return _NOT_XML.sub(escape, text)
 
 
 def shown_safe(text: str) -> str:
@@ -59,4 +60,4 @@ def shown_safe(text: str) -> str:
     controls written visibly (``\\x00``, ``\\u202e``); newlines and tabs kept."""
     if text.isascii() and text.isprintable():
         return text
-    return _NOT_SHOWN.sub(_escape, text)
+    return _NOT_SHOWN.sub(escape, text)

@@ -15,6 +15,8 @@ from typing import IO, Final
 
 from rich.console import Console
 
+from turngate.base.hostile_text import escape
+
 STDOUT: Final = "-"
 # Exit status of a command whose output pipe was closed (128 + SIGPIPE), as a shell reports it.
 EXIT_BROKEN_PIPE: Final = 141
@@ -37,12 +39,7 @@ def visible(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape (``\\x1b``),
     so that a captured stream cannot move the cursor, recolour or retitle the user's terminal; bidi
     controls and lone surrogates too (``\\u202e``, ``\\ud83d``)."""
-    return _CONTROLS.sub(_escape, text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return _CONTROLS.sub(escape, text)
 
 
 def console(stream: IO[str] | None = None) -> Console:
