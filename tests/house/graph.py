@@ -94,20 +94,6 @@ def folder(module: str) -> str:
     raise KeyError(module)
 
 
-def room(module: str) -> str:
-    """The room a module lives in: turngate.<layer>.<folder> (or the layer's own module)."""
-    parts = module.split(".")
-    return (
-        ".".join(parts[:3])
-        if len(parts) > 3 or (len(parts) == 3 and is_package(module))
-        else ".".join(parts[:2])
-    )
-
-
-def is_package(module: str) -> bool:
-    return (PACKAGE.parent / module.replace(".", "/") / "__init__.py").is_file()
-
-
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one member (Tarjan)."""
     index: dict[str, int] = {}
