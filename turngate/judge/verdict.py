@@ -41,8 +41,17 @@ OUTCOMES: Final = (
     "unreached",
     "ambiguous",
 )
-# The outcomes that fail a run (`turngate run` exits 1): what a baseline may have to know.
+# The outcomes that fail a run whatever the user accepts: a MUST broken, a case that could not be run.
 FAILING: Final = frozenset({"failed", "errored", "unreached"})
+
+
+def fails_run(outcome: str, *, allow_partial: bool = False) -> bool:
+    """The one rule for what fails a run, in every front end (exit 1, a JUnit failure, a failed pytest
+    item, a red cell, the "what failed" list): failed, errored, unreached; and partial, MUST checks the
+    target could not all show, which is never a pass unless the user accepts it (``--allow-partial``)."""
+    return outcome in FAILING or (outcome == "partial" and not allow_partial)
+
+
 # The outcomes that break a reading (a MUST or SHOULD sentence).
 BREAKS: Final = frozenset({"failed", "non-strict"})
 Severity = Literal["failed", "non-strict", "informational", "unverified", "reference"]
