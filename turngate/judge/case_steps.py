@@ -7,11 +7,11 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from turngate.engines.fake.engine import find_case_token
 from turngate.judge.catalog import Scenario
-from turngate.judge.connectors.call_log import log_mark
+from turngate.judge.connectors.call_log import LogMarks, wait_finished
 from turngate.judge.decision_record import Placeholders, observed_step
 from turngate.protocol.connector import (
     CaseSetup,
@@ -22,6 +22,9 @@ from turngate.protocol.connector import (
     SlotFilling,
 )
 
+# States after which no engine of the run should still be running.
+_ENDED: Final = frozenset({"succeeded", "failed", "canceled"})
+
 
 def perform(
     scenario: Scenario, connector: Connector, setup: CaseSetup, workdir: Path, call_log: Path
@@ -29,7 +32,7 @@ def perform(
     """The observed steps, one per scenario step done (a package the target refused ends them)."""
     names = Placeholders(str(workdir))
     steps: list[dict[str, Any]] = []
-    log_start = log_mark(call_log)  # a shared log: only this case's part
+    marks = LogMarks.of(call_log)  # a shared log: only this case's part
     for index, step in enumerate(scenario.steps):
         reply: ReplyResult | None = None
         accepted: bool | None = None
@@ -64,7 +67,9 @@ def perform(
                     connector.restart()
             connector.settle()
             observation = connector.observe()
-            calls = _calls(call_log, setup.case_id, log_start)
+            if observation.state in _ENDED:  # the server may say so before its engine has ended
+                wait_finished(call_log, marks, setup.case_id)
+            calls = _calls(call_log, setup.case_id, marks.log)
             observed = observed_step(
                 index, step.action, step.argument, observation, reply, accepted, calls, names
             )

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+# The companion file of a call log: one line per call that has begun playing a case.
+STARTED_SUFFIX = ".started"
 _KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "IFLOW_", "OPENCODE_")
 _KEPT_NAMES = ("HOME", "CODEX_HOME")
 _SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -109,6 +111,16 @@ class CallLog:
             self.record["stdin"] = []
         self.record["stdin"].append(text)
 
+    def started(self) -> None:
+        """A line in the log's companion ``<log>.started`` once the call knows its case: a server may
+        show its decision on a turn while the process still lives (a resident process ends only when
+        the server closes its input), so a judge reading the log then learns which calls are still
+        to come (``turngate.judge.connectors.call_log.unfinished``)."""
+        if self.path is None:
+            return
+        started = {key: self.record[key] for key in ("engine", "case", "pid", "start")}
+        _append(self.path + STARTED_SUFFIX, (dumps(started) + "\n").encode("utf-8"))
+
     def write(self, outcome: str, exit_code: int | None, *, ended: bool = True) -> None:
         """Append the line (once); `ended=False` for a process that is about to hang."""
         if self.written or self.path is None:
@@ -117,16 +129,19 @@ class CallLog:
         self.record["outcome"] = outcome
         self.record["exit_code"] = exit_code
         self.record["end"] = time.time() if ended else None
-        line = (dumps(self.record) + "\n").encode("utf-8")
+        _append(self.path, (dumps(self.record) + "\n").encode("utf-8"))
+
+
+def _append(path: str, line: bytes) -> None:
+    try:
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        # O_APPEND and a single write keep concurrent engines' lines whole.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            folder = os.path.dirname(self.path)
-            if folder:
-                os.makedirs(folder, exist_ok=True)
-            # O_APPEND and a single write keep concurrent engines' lines whole.
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(descriptor, line)
-            finally:
-                os.close(descriptor)
-        except OSError:
-            pass  # losing the log must not change what the engine does
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+    except OSError:
+        pass  # losing the log must not change what the engine does

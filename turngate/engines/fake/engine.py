@@ -180,9 +180,11 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             return 1
         case_id, turn_index = found
         log.note(case=case_id, case_source="session")
+        log.started()
     else:
         case_id, source = _choose_case(prompt, settings)
         log.note(case=case_id, case_source=source)
+        log.started()
         turn_index = 0
     compiled = script.load(script.find(settings.scripts, case_id), script.cache_dir_of(settings.state))
     if not resumed:
