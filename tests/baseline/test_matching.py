@@ -67,9 +67,11 @@ def test_a_failed_case_is_known_by_its_failing_differences_one_per_check_and_sen
         f"{CASE} [codex]: error_code ({AND1})",
         f"{CASE} [codex]: state ({THEN})",
     ]
-    # what never fails a run is never listed: a SHOULD miss, a pass, a skip, an ambiguous case
-    for outcome in ("non-strict", "passed", "partial", "skipped", "ambiguous"):
+    # what never fails a run is never listed: a SHOULD miss, a pass, a skip, an ambiguous case, and a
+    # partial one when the user accepts partial
+    for outcome in ("non-strict", "passed", "skipped", "ambiguous"):
         assert failing(Ran(CASE, "codex", outcome, (STATE,))) == ()
+    assert failing(Ran(CASE, "codex", "partial", (STATE,)), allow_partial=True) == ()
     # an errored case has no differences: its outcome stands for them
     assert failing(Ran(CASE, "codex", "errored")) == (Entry(CASE, "codex", outcome="errored"),)
 
@@ -124,7 +126,8 @@ def test_an_entry_whose_case_did_not_run_or_could_not_show_it_is_neither_fixed_n
         Ran(CASE, "codex", "skipped"),
         Ran(CASE, "codex", "partial", (_difference("state", THEN, "unverified"),)),
     ):
-        comparison = compare(Baseline("k", (Entry(CASE, "codex", "state", THEN),)), [ran])
+        known = Baseline("k", (Entry(CASE, "codex", "state", THEN),))
+        comparison = compare(known, [ran], allow_partial=True)
         assert comparison.unverified, ran
         assert not comparison.fails, ran
         assert comparison.cases[0].status is None
@@ -141,6 +144,23 @@ def test_a_difference_still_seen_without_failing_is_not_fixed() -> None:
     assert seen.known
     assert not seen.fails
     assert seen.cases[0].status is None
+
+
+def test_a_partial_case_fails_a_run_as_its_outcome_unless_partial_is_accepted() -> None:
+    unseen = Ran(CASE, "codex", "partial", (_difference("state", THEN, "unverified"),))
+    assert failing(unseen) == (Entry(CASE, "codex", outcome="partial"),)
+    new = compare(Baseline("k"), [unseen])
+    assert new.fails
+    assert new.new == (Entry(CASE, "codex", outcome="partial"),)
+    assert not compare(Baseline("k"), [unseen], allow_partial=True).fails
+    known = Baseline("k", (Entry(CASE, "codex", outcome="partial"),))
+    still = compare(known, [unseen])
+    assert not still.fails
+    assert still.cases[0].status == "known"
+    # the target shows everything now: the entry is fixed, and the file must drop it
+    shown = compare(known, [Ran(CASE, "codex", "passed")])
+    assert shown.fixed == known.entries
+    assert shown.fails
 
 
 def test_an_errored_case_is_known_by_its_outcome_and_fixed_when_it_no_longer_errs() -> None:

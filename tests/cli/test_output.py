@@ -252,3 +252,63 @@ def test_a_captures_control_characters_are_escaped_when_printed(turngate: Turnga
     assert "\x07" not in done.stdout
     assert "\\x1b]0;pwned\\x07" in done.stdout
     assert "\\x1b[31mred" in done.stdout
+
+
+PARTIAL_TARGET = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'hides_history.py'))}"
+PARTIAL_CASE = "interactive-decision-policy/free-text-reply/any-kind-free-text"
+
+
+def test_partial_fails_a_run_everywhere_unless_the_user_accepts_it(
+    turngate: Turngate, tmp_path: Path
+) -> None:
+    """One rule (verdict.fails_run): exit 1, a JUnit failure, a red cell and the "what failed" list; with
+    --allow-partial exit 0, JUnit system-out, and the report's header says how the run was judged."""
+    for accepted in (False, True):
+        junit, report = tmp_path / f"junit-{accepted}.xml", tmp_path / f"run-{accepted}.jsonl"
+        chosen = ("-k", PARTIAL_CASE, "--engine", "codex", "--jobs", "1")
+        extra = ("--allow-partial",) if accepted else ()
+        done = turngate(
+            "run",
+            "--target",
+            PARTIAL_TARGET,
+            *chosen,
+            *extra,
+            "--junit",
+            str(junit),
+            "--report-json",
+            str(report),
+        )
+        assert "1 partial" in done.stdout, done.stdout + done.stderr
+        case = ElementTree.parse(junit).getroot().find(".//testcase")
+        assert case is not None
+        header = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
+        assert header["allow_partial"] is accepted
+        if accepted:
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert case.find("failure") is None
+            assert "accepted: --allow-partial" in (case.findtext("system-out") or "")
+            assert "what failed" not in done.stdout
+        else:
+            assert done.returncode == 1, done.stdout + done.stderr
+            failure = case.find("failure")
+            assert failure is not None
+            assert "MUST checks the target could not show" in failure.get("message", "")
+            listed = [" ".join(line.split()) for line in done.stdout.splitlines()]
+            assert any(line.startswith("PARTIAL interactive-decision-policy/") for line in listed), listed
+            assert "1 PARTIAL/1" in done.stdout
+        # judged again, the same rule, chosen again by the judge's own option
+        again = turngate("report", "judge", str(report), *extra)
+        assert again.returncode == (0 if accepted else 1), again.stdout + again.stderr
+
+
+def test_a_cell_never_hides_partial_cases_behind_failures() -> None:
+    results = [
+        _result("design", "failed"),
+        _result("design", "partial"),
+        _result("design", "partial"),
+        _result("design", "passed"),
+    ]
+    text = " ".join(_text(results).split())
+    assert "1 FAIL/4 2~" in text
+    only_partial = " ".join(_text(results[1:]).split())
+    assert "2 PARTIAL/3" in only_partial

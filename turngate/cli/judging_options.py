@@ -1,9 +1,10 @@
 """The options of `turngate run` and `turngate report judge` that say how to judge: ``--conventions``
-(a known convention set) and ``--baseline`` (known differences: read before any case, each case
-checked against it as it finishes, the run compared with it at the end)."""
+(a known convention set), ``--baseline`` (known differences: read before any case, each case
+checked against it as it finishes, the run compared with it at the end) and ``--allow-partial``."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,15 @@ from turngate.judge.catalog.conventions import convention_sets
 if TYPE_CHECKING:
     from turngate.judge.baseline import Baseline, CaseCheck, Comparison
     from turngate.judge.case_result import CaseResult
+
+
+def add_allow_partial(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="accept partial cases (MUST checks the target could not all show) as passing; by default"
+        " a partial case fails the run as a failed one does",
+    )
 
 
 def check_conventions(name: str | None) -> None:
@@ -33,22 +43,28 @@ def read_baseline_option(path: Path | None) -> Baseline | None:
 
 
 def check_against(
-    known: Baseline | None, result: CaseResult, checked: dict[tuple[str, str], CaseCheck]
+    known: Baseline | None,
+    result: CaseResult,
+    checked: dict[tuple[str, str], CaseCheck],
+    *,
+    allow_partial: bool = False,
 ) -> CaseCheck | None:
     """One finished case against the baseline (kept in ``checked`` for JUnit); None without one."""
     if known is None:
         return None
     from turngate.judge.baseline import Ran, check_case
 
-    check = check_case(known, Ran.of(result))
+    check = check_case(known, Ran.of(result), allow_partial=allow_partial)
     checked[(result.scenario_id, result.engine)] = check
     return check
 
 
-def compare_with(known: Baseline | None, results: list[CaseResult]) -> Comparison | None:
+def compare_with(
+    known: Baseline | None, results: list[CaseResult], *, allow_partial: bool = False
+) -> Comparison | None:
     """The whole run against the baseline: what it let through, what is new, what is fixed."""
     if known is None:
         return None
     from turngate.judge.baseline import Ran, compare
 
-    return compare(known, [Ran.of(result) for result in results])
+    return compare(known, [Ran.of(result) for result in results], allow_partial=allow_partial)

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, Final
 from turngate.base.arguments import UsageProblem, at_least_one
 from turngate.base.progress import Progress
 from turngate.base.terminal import Output
-from turngate.cli.judging_options import check_against, check_conventions, compare_with, read_baseline_option
+from turngate.cli.judging_options import (
+    add_allow_partial,
+    check_against,
+    check_conventions,
+    compare_with,
+    read_baseline_option,
+)
 from turngate.cli.output_files import checked_outputs, open_output
 from turngate.cli.run_summary import fails, print_comparison, summary
 from turngate.judge.case_result import CaseResult
@@ -51,7 +57,10 @@ def run_command(args: argparse.Namespace) -> int:
     planned = cases(scenarios, engines)
     # A report on standard output keeps it to itself; the table then goes to standard error.
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
-    properties = run_properties(target=target.name, engines=engines, reading=args.reading, jobs=args.jobs)
+    allow_partial = args.allow_partial
+    properties = run_properties(
+        target=target.name, engines=engines, reading=args.reading, jobs=args.jobs, allow_partial=allow_partial
+    )
     results: list[CaseResult] = []
     checked: dict[tuple[str, str], CaseCheck] = {}  # each case against the baseline, with --baseline
     started, started_at = time.monotonic(), time.time()
@@ -60,7 +69,9 @@ def run_command(args: argparse.Namespace) -> int:
         report = None
         if "report_json" in outputs:
             stream = stack.enter_context(open_output(outputs["report_json"]))
-            report = JsonlReport(stream, target=target.name, engines=engines, planned=len(planned))
+            report = JsonlReport(
+                stream, target=target.name, engines=engines, planned=len(planned), allow_partial=allow_partial
+            )
         progress = Progress(len(planned), "cases")
         try:
             for result in run_all(
@@ -72,7 +83,7 @@ def run_command(args: argparse.Namespace) -> int:
                 real=real,
             ):
                 results.append(result)
-                check = check_against(known, result, checked)
+                check = check_against(known, result, checked, allow_partial=allow_partial)
                 if report is not None:
                     report.case(result, baseline=check)
                 shown = _shown(result)
@@ -83,7 +94,7 @@ def run_command(args: argparse.Namespace) -> int:
             interrupted = True  # the pool has stopped its workers; keep what finished
         finally:
             progress.close()
-        comparison = compare_with(known, results)
+        comparison = compare_with(known, results, allow_partial=allow_partial)
         if report is not None:
             report.finish(interrupted=interrupted, baseline=comparison)
     problems = []
@@ -98,6 +109,7 @@ def run_command(args: argparse.Namespace) -> int:
                     interrupted=interrupted,
                     baseline=checked if known is not None else None,
                     wall_sec=time.monotonic() - started,
+                    allow_partial=allow_partial,
                 )
         except UsageProblem as problem:  # checked up front; the disk can still fill or vanish
             problems.append(str(problem))
@@ -106,7 +118,7 @@ def run_command(args: argparse.Namespace) -> int:
             _write_html(outputs["html"], results, properties, started_at, interrupted, comparison)
         except UsageProblem as problem:
             problems.append(str(problem))
-    human.print(summary(results, time.monotonic() - started), soft_wrap=True)
+    human.print(summary(results, time.monotonic() - started, allow_partial=allow_partial), soft_wrap=True)
     if comparison is not None:
         print_comparison(human, comparison)
     verified = [result for result in results if result.outcome not in NOT_VERIFIED]
@@ -115,7 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
     if interrupted:
         human.print(f"[bold yellow]interrupted[/]: {len(results)} of {len(planned)} cases finished")
         return EXIT_INTERRUPTED
-    if problems or fails(results, comparison):
+    if problems or fails(results, comparison, allow_partial=allow_partial):
         return 1
     if not verified:
         human.print(
@@ -193,6 +205,7 @@ def add_command(commands: argparse._SubParsersAction[Any]) -> None:
     run.add_argument("--report-json", metavar="F", help="JSON Lines report (- for standard output)")
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
     run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
+    add_allow_partial(run)
     run.add_argument(
         "--baseline",
         type=Path,

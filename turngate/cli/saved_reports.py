@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from turngate.base.arguments import UsageProblem
 from turngate.base.terminal import visible
-from turngate.cli.judging_options import check_against, check_conventions, compare_with, read_baseline_option
+from turngate.cli.judging_options import (
+    add_allow_partial,
+    check_against,
+    check_conventions,
+    compare_with,
+    read_baseline_option,
+)
 from turngate.cli.output_files import checked_outputs, open_output
 from turngate.cli.run import EXIT_INTERRUPTED
 from turngate.cli.run_summary import fails, print_comparison, summary
@@ -35,7 +41,7 @@ def report_judge_command(args: argparse.Namespace) -> int:
     results = [_judged(line, args.reading, args.conventions) for line in lines]
     checked: dict[tuple[str, str], CaseCheck] = {}
     for result in results:
-        check = check_against(known, result, checked)
+        check = check_against(known, result, checked, allow_partial=args.allow_partial)
         if result.outcome in ("failed", "non-strict", "partial", "ambiguous", "errored", "unreached"):
             case = f"{result.outcome.upper()} {result.scenario_id} [{result.engine}]"
             if check is not None and check.status == "known":
@@ -43,8 +49,8 @@ def report_judge_command(args: argparse.Namespace) -> int:
             print(visible(f"{case}\n{_indent(result.message)}"))
     from turngate.base.terminal import console
 
-    console().print(summary(results, None), soft_wrap=True)
-    comparison = compare_with(known, results)
+    console().print(summary(results, None, allow_partial=args.allow_partial), soft_wrap=True)
+    comparison = compare_with(known, results, allow_partial=args.allow_partial)
     if comparison is not None:
         print_comparison(console(), comparison)
     print(f"(judged again from {args.report})")
@@ -63,11 +69,12 @@ def report_judge_command(args: argparse.Namespace) -> int:
                 target=str(header.get("target")),
                 engines=header.get("engines", []),
                 planned=len(results),
+                allow_partial=args.allow_partial,
             )
             for result in results:
                 rejudged.case(result, baseline=checked.get((result.scenario_id, result.engine)))
             rejudged.finish(interrupted=interrupted, baseline=comparison)
-    if fails(results, comparison):
+    if fails(results, comparison, allow_partial=args.allow_partial):
         return 1
     return EXIT_INTERRUPTED if interrupted else 0
 
@@ -142,7 +149,7 @@ def baseline_write_command(args: argparse.Namespace) -> int:
                 f"baseline write: -o: {problem} (an existing file must be a baseline to update; remove it"
                 " to write a new one)"
             ) from None
-    comparison = compare(earlier, [Ran.of(line) for line in lines])
+    comparison = compare(earlier, [Ran.of(line) for line in lines], allow_partial=args.allow_partial)
     entries = comparison.updated()
     with open_output(output) as stream:
         stream.write(render_baseline(entries, source=str(args.report), header=header))
@@ -178,6 +185,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     rejudge.add_argument(
         "--baseline", type=Path, metavar="FILE", help="known differences: exit 1 only on a change from them"
     )
+    add_allow_partial(rejudge)
     rejudge.set_defaults(handler=report_judge_command)
     page = report_commands.add_parser(
         "html", help="saved JSONL reports as one HTML page: scenario x engine, one column set per report"
@@ -203,5 +211,10 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         required=True,
         metavar="F",
         help="the baseline (- for standard output); an existing one is updated, keeping its reasons",
+    )
+    write.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="leave partial cases out (for runs judged with --allow-partial); by default each is an entry",
     )
     write.set_defaults(handler=baseline_write_command)

@@ -10,8 +10,9 @@ check unverified), says nothing either way.
 
 An entry is matched by (case, engine, check, sentence): one check failing at two steps is one
 entry, and a case failing for a known difference and a new one fails as new. What a baseline lists
-is exactly what makes a run exit 1: the MUST differences (and an enforced convention's) of failed
-cases, and errored cases by their outcome; a SHOULD miss never fails a run, so it is never listed.
+is exactly what makes a run exit 1 (``verdict.fails_run``): the MUST differences (and an enforced
+convention's) of failed cases, errored cases by their outcome, and partial cases by theirs (unless the
+user accepts partial with ``--allow-partial``); a SHOULD miss never fails a run, so it is never listed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import yaml
 
 from turngate import __version__
 from turngate.base.optionsfile import read_mapping
-from turngate.judge.verdict import FAILING
+from turngate.judge.verdict import fails_run
 
 FORMAT_VERSION: Final = 1
 SCHEMA_PATH: Final = Path(__file__).with_name("baseline.schema.json")
@@ -132,17 +133,19 @@ class Ran:
         return cls(result.scenario_id, result.engine, result.outcome, tuple(result.differences))
 
 
-def failing(ran: Ran) -> tuple[Entry, ...]:
+def failing(ran: Ran, *, allow_partial: bool = False) -> tuple[Entry, ...]:
     """What makes this case fail a run, as entries: the differences that failed it (a MUST sentence, or
-    an enforced convention), one per (check, sentence); a case that erred or was unreached, its outcome."""
-    if ran.outcome not in FAILING:
+    an enforced convention), one per (check, sentence); a case that erred, was unreached or is partial
+    (MUST checks it could not show: the same ones each run, as long as the target shows the same), its
+    outcome."""
+    if not fails_run(ran.outcome, allow_partial=allow_partial):
         return ()
     found = {
         (str(item.get("key")), str(item.get("authority"))): None
         for item in ran.differences
         if ran.outcome == "failed" and item.get("severity") == "failed"
     }
-    if not found:  # errored, unreached; or a failed case whose report kept no difference
+    if not found:  # errored, unreached, partial; or a failed case whose report kept no difference
         return (Entry(ran.case, ran.engine, outcome=ran.outcome),)
     return tuple(
         sorted((Entry(ran.case, ran.engine, check, sentence) for check, sentence in found), key=_order)
@@ -180,6 +183,7 @@ class CaseCheck:
     case: str
     engine: str
     outcome: str
+    fails: bool = False  # the case fails a run by itself (verdict.fails_run), whatever the baseline says
     known: tuple[Entry, ...] = ()
     new: tuple[Entry, ...] = ()
     fixed: tuple[Entry, ...] = ()
@@ -193,7 +197,7 @@ class CaseCheck:
             return "new"
         if self.fixed:
             return "fixed"
-        return "known" if self.outcome in FAILING else None
+        return "known" if self.fails else None
 
     @property
     def note(self) -> str:
@@ -213,7 +217,7 @@ def _whats(entries: Iterable[Entry], *, reasons: bool = False) -> str:
     return "; ".join(f"{e.what}: {e.reason}" if reasons and e.reason else e.what for e in entries)
 
 
-def check_case(baseline: Baseline, ran: Ran) -> CaseCheck:
+def check_case(baseline: Baseline, ran: Ran, *, allow_partial: bool = False) -> CaseCheck:
     listed = baseline.of(ran.case, ran.engine)
     keys = {entry.key for entry in listed}
     fates: dict[Fate, list[Entry]] = {"known": [], "fixed": [], "unverified": []}
@@ -223,8 +227,9 @@ def check_case(baseline: Baseline, ran: Ran) -> CaseCheck:
         ran.case,
         ran.engine,
         ran.outcome,
+        fails=fails_run(ran.outcome, allow_partial=allow_partial),
         known=tuple(fates["known"]),
-        new=tuple(entry for entry in failing(ran) if entry.key not in keys),
+        new=tuple(entry for entry in failing(ran, allow_partial=allow_partial) if entry.key not in keys),
         fixed=tuple(fates["fixed"]),
         unverified=tuple(fates["unverified"]),
     )
@@ -314,8 +319,8 @@ class Comparison:
         return said
 
 
-def compare(baseline: Baseline, ran: Iterable[Ran]) -> Comparison:
-    checked = tuple(check_case(baseline, case) for case in ran)
+def compare(baseline: Baseline, ran: Iterable[Ran], *, allow_partial: bool = False) -> Comparison:
+    checked = tuple(check_case(baseline, case, allow_partial=allow_partial) for case in ran)
     seen = {(case.case, case.engine) for case in checked}
     not_run = tuple(entry for entry in baseline.entries if (entry.case, entry.engine) not in seen)
     return Comparison(baseline, checked, not_run)

@@ -33,7 +33,15 @@ class ReportError(ValueError):
 class JsonlReport:
     """Writes as the run goes, so a crash leaves a readable but footer-less (refused) file."""
 
-    def __init__(self, stream: IO[str], *, target: str, engines: Sequence[str], planned: int) -> None:
+    def __init__(
+        self,
+        stream: IO[str],
+        *,
+        target: str,
+        engines: Sequence[str],
+        planned: int,
+        allow_partial: bool = False,
+    ) -> None:
         self._stream = stream
         self._started = time.time()
         self._counts: Counter[str] = Counter()
@@ -45,6 +53,8 @@ class JsonlReport:
                 "target": target,
                 "engines": list(engines),
                 "planned": planned,
+                # how the run was judged: partial cases accepted as passing (--allow-partial) or failing
+                "allow_partial": allow_partial,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started)),
             }
         )
@@ -119,9 +129,12 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     return lines[0], cases, footer
 
 
-def run_properties(*, target: str, engines: Sequence[str], reading: str | None, jobs: int) -> dict[str, str]:
+def run_properties(
+    *, target: str, engines: Sequence[str], reading: str | None, jobs: int, allow_partial: bool = False
+) -> dict[str, str]:
     """What identifies a run, for JUnit's ``<properties>`` (the JSON Lines header has the same)."""
     return {
+        "allow_partial": str(allow_partial).lower(),
         "turngate_version": __version__,
         "catalog_version": CATALOG_VERSION,
         "target": target,
@@ -139,8 +152,9 @@ def _readings(result: CaseResult) -> str:
     return ", ".join(f"{name}={outcome}" for name, outcome in result.readings.items())
 
 
-def _junit_kind(result: CaseResult, check: CaseCheck | None) -> str:
-    """How a case shows in JUnit: failure, error, skipped, or "" (it passed, maybe with a note).
+def _junit_kind(result: CaseResult, check: CaseCheck | None, allow_partial: bool = False) -> str:
+    """How a case shows in JUnit: failure, error, skipped, or "" (it passed, maybe with a note). A
+    partial case is a failure unless the run accepts partial (``verdict.fails_run``).
 
     With a baseline, a case failing only for known differences is *skipped* (its message says
     "known difference (baseline)"): every CI reader shows a skip apart and none fails the build on
@@ -153,6 +167,8 @@ def _junit_kind(result: CaseResult, check: CaseCheck | None) -> str:
         return "failure"
     match result.outcome:
         case "failed":
+            return "failure"
+        case "partial" if not allow_partial:
             return "failure"
         case "errored" | "unreached":
             return "error"
@@ -170,6 +186,7 @@ def write_junit(
     interrupted: bool = False,
     baseline: Mapping[tuple[str, str], CaseCheck] | None = None,
     wall_sec: float | None = None,
+    allow_partial: bool = False,
 ) -> None:
     """JUnit XML as CI servers read it: a suite per capability, totals, ``time`` and ``timestamp``
     on every level, and the run's properties (target, versions, engines, reading). ``baseline``: each
@@ -184,7 +201,11 @@ def write_junit(
     suites: dict[str, list[CaseResult]] = {}
     for result in results:
         suites.setdefault(result.capability, []).append(result)
-    everything = Counter(_junit_kind(result, check_of(result)) for result in results)
+
+    def kind(result: CaseResult) -> str:
+        return _junit_kind(result, check_of(result), allow_partial)
+
+    everything = Counter(kind(result) for result in results)
     root = ElementTree.Element(
         "testsuites",
         name=f"turngate against {properties.get('target', '?')}",
@@ -196,7 +217,7 @@ def write_junit(
         timestamp=_iso(started_at),
     )
     for capability, members in sorted(suites.items()):
-        counts = Counter(_junit_kind(result, check_of(result)) for result in members)
+        counts = Counter(kind(result) for result in members)
         suite = ElementTree.SubElement(
             root,
             "testsuite",
@@ -222,7 +243,7 @@ def write_junit(
             first = result.message.split("\n")[0]
             check = check_of(result)
             if check is not None and check.status is not None:
-                _baselined(case, result, check)
+                _baselined(case, result, check, allow_partial)
                 continue
             match result.outcome:
                 case "failed":
@@ -233,10 +254,13 @@ def write_junit(
                     ElementTree.SubElement(case, "skipped", message=result.message)
                 case "non-strict":
                     ElementTree.SubElement(case, "system-out").text = f"SHOULD-level miss: {result.message}"
-                case "partial":
+                case "partial" if not allow_partial:
                     ElementTree.SubElement(
-                        case, "system-out"
-                    ).text = f"partial: MUST checks the target could not show\n{result.message}"
+                        case, "failure", message=f"partial: MUST checks the target could not show: {first}"
+                    ).text = f"{result.message}\n(--allow-partial accepts partial cases)"
+                case "partial":
+                    accepted = "partial (accepted: --allow-partial): MUST checks the target could not show"
+                    ElementTree.SubElement(case, "system-out").text = f"{accepted}\n{result.message}"
                 case "ambiguous":  # not a failure: it holds under one reading of the sentence
                     ElementTree.SubElement(case, "system-out").text = f"ambiguous: {result.message}"
                     ElementTree.SubElement(case, "properties").append(
@@ -258,11 +282,11 @@ def _xml_safe(root: ElementTree.Element) -> None:
             element.attrib[name] = xml_safe(value)
 
 
-def _baselined(case: ElementTree.Element, result: CaseResult, check: CaseCheck) -> None:
+def _baselined(case: ElementTree.Element, result: CaseResult, check: CaseCheck, allow_partial: bool) -> None:
     """A case the baseline speaks of: its note is the message a CI page shows first, the verdict's
     whole message the text, and a ``baseline`` property says known, new or fixed."""
     text = f"{check.note}\n\n{result.message}".rstrip()
-    match _junit_kind(result, check):
+    match _junit_kind(result, check, allow_partial):
         case "skipped":
             ElementTree.SubElement(case, "skipped", message=check.note).text = text
         case "failure":
