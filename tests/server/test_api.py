@@ -397,3 +397,73 @@ def test_a_skills_own_gemini_settings_choose_the_output_format_and_a_bad_one_is_
     assert answer["error"]["code"] == "SKILL_INVALID"
     assert "gemini_settings.json" in answer["error"]["message"]
     assert "'yaml'" in answer["error"]["message"]
+
+
+def raw_call(server: Server, method: str, path: str) -> tuple[int, dict[str, str], Any]:
+    """Status, headers and JSON body of a request, whatever its status (urllib hides a 405's headers)."""
+    url = urllib.parse.urlsplit(server.url)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    try:
+        connection.request(method, path)
+        answer = connection.getresponse()
+        return answer.status, dict(answer.getheaders()), json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("GET", "/v1/jobs", "POST"),
+        ("DELETE", "/v1/jobs/nope", "GET, HEAD"),
+        ("POST", "/v1/health", "GET, HEAD"),
+        ("PUT", "/v1/jobs/nope/interaction/reply", "POST"),
+    ],
+)
+def test_a_method_a_path_does_not_take_is_a_json_405_with_allow(
+    server: Server, method: str, path: str, allowed: str
+) -> None:
+    status, headers, body = raw_call(server, method, path)
+    assert status == 405
+    assert headers["content-type"] == "application/json"
+    assert headers["allow"] == allowed
+    assert body["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert f"{method} {path}" in body["error"]["message"]
+    assert allowed in body["error"]["message"]
+
+
+@pytest.mark.parametrize("path", ["/", "/v1", "/v1/job", "/v1/jobs/nope/nothing", "/v2/health"])
+def test_an_unknown_path_is_a_json_404(server: Server, path: str) -> None:
+    status, headers, body = raw_call(server, "GET", path)
+    assert status == 404
+    assert headers["content-type"] == "application/json"
+    assert body["error"]["code"] == "NOT_FOUND"
+    assert path in body["error"]["message"]
+
+
+def test_a_fault_of_the_server_is_a_json_500(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import httpx
+
+    from turngate.implementations.serve.app import build_app
+    from turngate.implementations.serve.main import ServeOptions, build_service
+
+    service = build_service(ServeOptions(data_dir=tmp_path / "data"))
+
+    def broken(job_id: str) -> dict[str, Any]:
+        raise RuntimeError("a bug")
+
+    async def get(path: str) -> httpx.Response:
+        transport = httpx.ASGITransport(build_app(service, tick_sec=None), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://serve") as client:
+            return await client.get(path)
+
+    monkeypatch.setattr(service, "status", broken)
+    try:
+        answer = asyncio.run(get("/v1/jobs/x"))
+    finally:
+        service.close()
+    assert answer.status_code == 500
+    assert answer.json()["error"]["code"] == "INTERNAL_ERROR"
+    assert "a bug" not in answer.text  # what failed inside stays in the server's log

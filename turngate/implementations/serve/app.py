@@ -14,12 +14,13 @@ from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from turngate import __version__
-from turngate.implementations.serve.errors import ApiError
+from turngate.implementations.serve.errors import ApiError, http_error, server_fault
 from turngate.implementations.serve.service import SETTLED_STATES, JobService
 
 HEARTBEAT_SEC: Final = 10.0
@@ -117,7 +118,12 @@ def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette
                 ticker.cancel()
             await run_in_threadpool(service.close)
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        # Every refusal in the API's JSON shape, the HTTP layer's own too (404, 405 with Allow, 500).
+        exception_handlers={HTTPException: http_error, Exception: server_fault},
+    )
 
 
 async def _payload(request: Request, kind: str, limit: int) -> Any:
