@@ -71,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
             max_turn_output_bytes=args.max_turn_output_bytes,
             variant=args.variant,
             mutant=args.mutant,
+            quiet=args.quiet,
         )
     except ValueError as problem:
         raise UsageProblem(f"serve: {problem}") from None
@@ -134,6 +135,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     serve.add_argument("--variant", metavar="NAME", help="serve a conforming variant (docs/variants.md)")
     serve.add_argument("--mutant", metavar="NAME", help="serve a spec mutant (docs/mutants.md)")
+    serve.add_argument("--quiet", action="store_true", help="no request log (one line per request on stderr)")
     serve.set_defaults(handler=_serve)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from turngate.implementations.reference.gate import READING_BODY
 from turngate.implementations.reference.lifecycle import EngineSetup
 from turngate.implementations.reference.processes import DEFAULT_OUTPUT_LIMIT, OutputLimits
+from turngate.implementations.serve.request_log import LoggedRequests, RequestLog
 from turngate.implementations.serve.service import MAX_REPLY_BYTES, JobService, ServiceConfig
 
 
@@ -39,6 +40,7 @@ class ServeOptions:
     mutant: str | None = (
         None  # a spec mutant (turngate/implementations/mutants/), patched in for the server's life
     )
+    quiet: bool = False  # no request log (request_log.py) on stderr
 
     def __post_init__(self) -> None:
         # The command line checks these as it parses; a caller building options in code gets the same.
@@ -128,7 +130,16 @@ def serve(options: ServeOptions) -> int:
     app = build_app(service, tick_sec=None if options.test_hooks else 1.0)
     shown = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     print(f"turngate serve: listening on http://{shown}:{port} (data {options.data_dir})", flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    uvicorn.Server(config).run(sockets=[listener])
+    log = None if options.quiet else RequestLog()
+    served = app if log is None else LoggedRequests(app, log)
+    # uvicorn's own access log stays off: its lines are ours (request_log.py), one plain line each.
+    config = uvicorn.Config(
+        served, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        if log is not None:
+            log.close()
     sys.stdout.flush()
     return 0
