@@ -13,7 +13,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -151,3 +151,67 @@ def test_the_log_drops_and_counts_lines_while_stderr_takes_none_then_says_so() -
         "queued 0",
         "queued 1",
     ]
+
+
+# What is served ---------------------------------------------------------------------------------
+
+
+def started(server: Server) -> str:
+    """The line after the listening line (start_server has read that one)."""
+    assert server.process.stdout is not None
+    return server.process.stdout.readline().rstrip("\n")
+
+
+def health(server: Server) -> dict[str, Any]:
+    code, answer = server.call("GET", "/v1/health")
+    assert code == 200
+    return dict(answer)
+
+
+def test_the_reference_says_so_on_start_and_in_health(logged: tuple[Server, Lines]) -> None:
+    server, _ = logged
+    assert started(server) == "turngate serve: serving the reference orchestrator"
+    implementation = health(server)["implementation"]
+    assert implementation["description"] == "the reference orchestrator"
+    assert (implementation["variant"], implementation["mutant"]) == (None, None)
+
+
+def test_a_mutant_says_on_start_and_in_health_which_sentences_it_breaks(tmp_path: Path) -> None:
+    from turngate.implementations.mutants.registry import mutant_named
+
+    mutant = mutant_named("no-evidence-fails")
+    server = start_server(tmp_path / "serve", "--quiet", "--mutant", mutant.name)
+    try:
+        line = started(server)
+        implementation = health(server)["implementation"]
+    finally:
+        stop_server(server)
+    assert line.startswith(f"turngate serve: serving the reference with spec mutant {mutant.name}: breaks ")
+    for sentence in mutant.sentences:
+        assert sentence in line
+    assert mutant.summary in line
+    assert "does not conform to the spec" in line
+    assert implementation["description"] == line.removeprefix("turngate serve: serving ")
+    assert implementation["mutant"] == {
+        "name": mutant.name,
+        "summary": mutant.summary,
+        "breaks": list(mutant.sentences),
+    }
+
+
+def test_a_variant_a_reading_and_a_mutant_are_each_named() -> None:
+    from turngate.implementations.conforming_variants import variant_named
+    from turngate.implementations.mutants.registry import mutant_named
+    from turngate.implementations.reference.gate import READING_HEADING
+    from turngate.implementations.serve.identity import Served
+
+    variant, mutant = variant_named("reason-codes"), mutant_named("no-evidence-fails")
+    alone = Served(variant).description()
+    assert alone == f"the reference as conforming variant reason-codes ({variant.summary})"
+    both = Served(variant, mutant, READING_HEADING).description()
+    assert both.startswith(
+        f"the reference as conforming variant reason-codes ({variant.summary}),"
+        f" under the soft-completion reading {READING_HEADING}, with spec mutant no-evidence-fails: breaks "
+    )
+    shown = Served(variant, mutant).to_json()
+    assert shown["variant"] == {"name": "reason-codes", "summary": variant.summary}

@@ -19,7 +19,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from turngate import __version__
 from turngate.implementations.serve.errors import ApiError, http_error, server_fault
 from turngate.implementations.serve.service import SETTLED_STATES, JobService
 
@@ -57,9 +56,7 @@ def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette
         return await _events(service, request)
 
     routes = [
-        Route(
-            "/v1/health", api(lambda r, p: {"status": "ok", "version": __version__}, body=""), methods=["GET"]
-        ),
+        Route("/v1/health", api(lambda r, p: service.health(), body=""), methods=["GET"]),
         Route(
             "/v1/skill-packages/install",
             api(lambda r, p: service.install(p), body="file", limit=service.config.max_package_bytes),

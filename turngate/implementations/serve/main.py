@@ -70,11 +70,13 @@ def build_service(options: ServeOptions) -> JobService:
     from turngate.implementations.conforming_variants import variant_named
 
     variant = variant_named(options.variant)
+    mutant = None
     if options.mutant is not None:
         from turngate.implementations.mutants import activate
         from turngate.implementations.mutants.registry import mutant_named
 
-        activate(mutant_named(options.mutant))  # never taken back: the process serves this mutant only
+        mutant = mutant_named(options.mutant)
+        activate(mutant)  # never taken back: the process serves this mutant only
     data = options.data_dir.resolve()
     bin_dir = options.engines
     if bin_dir is None:
@@ -101,6 +103,7 @@ def build_service(options: ServeOptions) -> JobService:
         probe_each_run=options.probe_each_run,
         max_reply_bytes=options.max_reply_bytes,
         variant=variant,
+        mutant=mutant,
     )
     return JobService(config)
 
@@ -130,6 +133,7 @@ def serve(options: ServeOptions) -> int:
     app = build_app(service, tick_sec=None if options.test_hooks else 1.0)
     shown = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     print(f"turngate serve: listening on http://{shown}:{port} (data {options.data_dir})", flush=True)
+    print(f"turngate serve: serving {service.served.description()}", flush=True)
     log = None if options.quiet else RequestLog()
     served = app if log is None else LoggedRequests(app, log)
     # uvicorn's own access log stays off: its lines are ours (request_log.py), one plain line each.

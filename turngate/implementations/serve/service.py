@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
 
+from turngate import __version__
 from turngate.engines.fake.invocation import ENGINES
 from turngate.implementations.conforming_variants import REFERENCE, Variant
+from turngate.implementations.mutants.model import Mutant
 from turngate.implementations.reference import protocol
 from turngate.implementations.reference.audit import audit_run
 from turngate.implementations.reference.clock import Clock, ManualClock, SystemClock
@@ -36,6 +38,7 @@ from turngate.implementations.reference.skill import Skill, SkillPackageError, l
 from turngate.implementations.reference.store import RunRecord, Store
 from turngate.implementations.serve.archives import ArchiveLimits, unpack, write_into
 from turngate.implementations.serve.errors import ApiError
+from turngate.implementations.serve.identity import Served
 from turngate.implementations.serve.values import check_request_values
 
 MAX_PACKAGE_BYTES: Final = 16 * 1024 * 1024
@@ -77,6 +80,7 @@ class ServiceConfig:
     max_job_bytes: int = MAX_JOB_BYTES
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     variant: Variant = REFERENCE  # a conforming variant's names and exposure (conforming_variants.py)
+    mutant: Mutant | None = None  # the spec mutant the process runs (activated by its caller), to say so
 
 
 class JobService:
@@ -108,6 +112,15 @@ class JobService:
     def close(self) -> None:
         self._orchestrator.shutdown()
         self._store.close()
+
+    @property
+    def served(self) -> Served:
+        config = self.config
+        return Served(config.variant, config.mutant, config.soft_completion_reading)
+
+    def health(self) -> dict[str, Any]:
+        """``version`` is turngate's; ``implementation`` what it serves (a variant, a mutant)."""
+        return {"status": "ok", "version": __version__, "implementation": dict(self.served.to_json())}
 
     # Skills ------------------------------------------------------------------------------
 
