@@ -467,3 +467,62 @@ def test_a_fault_of_the_server_is_a_json_500(tmp_path: Any, monkeypatch: pytest.
     assert answer.status_code == 500
     assert answer.json()["error"]["code"] == "INTERNAL_ERROR"
     assert "a bug" not in answer.text  # what failed inside stays in the server's log
+
+
+def test_an_input_key_the_skill_does_not_declare_is_400_naming_it_and_starts_nothing(server: Server) -> None:
+    assert server.install()[0] == 200
+    runs = server.root / "data" / "runs"
+    before = sorted(runs.iterdir()) if runs.exists() else []
+    body = {"skill_id": "greet", "engine": "codex", "input": {"case": "tg-case-x", "colour": "red"}}
+    code, answer = server.call("POST", "/v1/jobs", body)
+    assert code == 400
+    assert answer["error"]["code"] == "INPUT_UNDECLARED"
+    assert "'colour'" in answer["error"]["message"]
+    assert "declares 'case'" in answer["error"]["message"]
+    assert (sorted(runs.iterdir()) if runs.exists() else []) == before
+
+
+@pytest.mark.parametrize(
+    ("schema", "given", "refused"),
+    [
+        ({"type": "object", "properties": {"case": {"type": "string"}}}, {"extra": 1}, ["'extra'"]),
+        (
+            {"type": "object", "properties": {"case": {}}, "additionalProperties": False},
+            {"extra": 1},
+            ["'extra'"],
+        ),
+        ({"type": "object", "properties": {"case": {}}, "additionalProperties": True}, {"extra": 1}, None),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, {"extra": 1}, None),
+        ({"type": "object", "patternProperties": {"^x_": {}}}, {"x_ok": 1}, None),
+        ({"type": "object", "patternProperties": {"^x_": {}}}, {"x_ok": 1, "y": 2}, ["'y'", "'^x_'"]),
+        (None, {"extra": 1}, ["'extra'", "no schemas.input"]),
+    ],
+)
+def test_only_a_schema_that_says_so_takes_undeclared_input_keys(
+    server: Server,
+    tmp_path: Any,
+    schema: dict[str, Any] | None,
+    given: dict[str, Any],
+    refused: list[str] | None,
+) -> None:
+    from turngate.judge.skill_writer import write_skill
+
+    skill = write_skill(tmp_path, {}, name="inputs")
+    runner = json.loads((skill / "assets" / "runner.json").read_text())
+    if schema is None:
+        del runner["schemas"]["input"]
+    else:
+        (skill / "assets" / "input.schema.json").write_text(json.dumps(schema))
+    (skill / "assets" / "runner.json").write_text(json.dumps(runner))
+    body, content_type = zip_folder(skill)
+    assert server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)[0] == 200
+    request = {"skill_id": "inputs", "engine": "codex", "input": given, "runtime_options": {"no_cache": True}}
+    code, answer = server.call("POST", "/v1/jobs", request)
+    if refused is None:
+        assert code == 200, answer
+        server.call("POST", f"/v1/jobs/{answer['request_id']}/cancel")
+    else:
+        assert code == 400
+        assert answer["error"]["code"] == "INPUT_UNDECLARED"
+        for part in refused:
+            assert part in answer["error"]["message"]

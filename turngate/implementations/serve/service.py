@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import threading
 from collections.abc import Mapping
@@ -190,6 +191,7 @@ class JobService:
         for name in ("input", "parameter"):
             if not isinstance(body.get(name, {}), Mapping):
                 raise ApiError(400, "REQUEST_INVALID", f"{name}: {body.get(name)!r}: must be an object")
+        _check_declared_inputs(skill, body.get("input", {}))
         model = body.get("model")
         if model is not None and not isinstance(model, str):
             raise ApiError(400, "REQUEST_INVALID", f"model: {model!r}: must be a string")
@@ -449,6 +451,57 @@ class JobService:
     def _hooks(self) -> None:
         if not self.config.test_hooks:
             raise ApiError(404, "NOT_FOUND", "test hooks are off (start the server with --test-hooks)")
+
+
+INPUT_UNDECLARED: Final = "INPUT_UNDECLARED"
+
+
+def _check_declared_inputs(skill: Skill, given: Mapping[str, Any]) -> None:
+    """Refuse an input key the skill's input schema does not declare, as Skill-Runner's server does
+    (HTTP_API.md, "Inputs"), rather than JSON Schema's default of taking any other key.
+
+    Declared: a key of ``properties``, or one a ``patternProperties`` pattern matches. A schema
+    that takes other keys says so explicitly: ``additionalProperties`` true or a schema. A skill
+    without an input schema declares no input. Only the keys are checked here, not the values.
+    """
+    schema = skill.input_schema or {}
+    extra = schema.get("additionalProperties")
+    if extra is not None and extra is not False:
+        return
+    declared = schema.get("properties")
+    names = list(declared) if isinstance(declared, Mapping) else []
+    patterns = schema.get("patternProperties")
+    pattern_texts = [str(pattern) for pattern in patterns] if isinstance(patterns, Mapping) else []
+    matches = [_pattern(pattern) for pattern in pattern_texts]
+    undeclared = [
+        key for key in given if key not in names and not any(match.search(key) for match in matches)
+    ]
+    if not undeclared:
+        return
+    if skill.input_schema is None:
+        where = "the skill declares no input (its runner.json names no schemas.input)"
+    else:
+        where = f"the skill's input schema declares {', '.join(map(_quoted, names)) or 'no key'}"
+        if matches:
+            where += f" and keys matching {', '.join(map(_quoted, pattern_texts))}"
+    keys = ", ".join(_quoted(key) for key in undeclared[:5]) + (", ..." if len(undeclared) > 5 else "")
+    raise ApiError(
+        400,
+        INPUT_UNDECLARED,
+        f"input: {keys}: not declared; {where} (a schema that takes other keys says"
+        ' "additionalProperties": true)',
+    )
+
+
+def _pattern(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error:  # checked at install ("format": "regex"); a pattern Python cannot read matches nothing
+        return re.compile(r"(?!)")
+
+
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _invalid_option(name: str, value: object, why: str) -> ApiError:
