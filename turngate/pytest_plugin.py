@@ -20,7 +20,8 @@ baseline must drop the entry, as ``turngate run --baseline`` exits 1.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,6 +42,8 @@ from turngate.judge.targets import Target
 from turngate.judge.verdict import FAILING
 
 OPTION: Final = "--turngate-target"
+# The catalog's node ID; each case's is turngate::ID[engine] (the exploration's turngate::explore[seed=S]).
+NODE: Final = "turngate"
 # Outcomes that are not a failure: a SHOULD-level miss (non-strict) and MUST checks the target could
 # not all show (partial) pass with a warning that says what was not met or not seen.
 # ambiguous: holds under one reading of an ambiguous sentence and breaks another (no --turngate-reading)
@@ -85,20 +88,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "turngate: a turngate catalog case (scenario ID and engine)")
+    config.addinivalue_line(
+        "markers",
+        "turngate(scenario, engine, level, capability): a turngate catalog case"
+        """ (-m "turngate(engine='codex')")""",
+    )
+    if config.getoption(OPTION):
+        _shown_as_they_are(config)
 
 
-@pytest.hookimpl(tryfirst=True)  # before -k, -m and --lf narrow the items down
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    if not config.getoption(OPTION):
-        return
-    collector = TurngateCatalog.from_parent(session, name="turngate", nodeid="turngate")
-    items.extend(collector.collect())
+@pytest.hookimpl(tryfirst=True)  # a bad option is refused before anything starts (xdist's workers)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if config.getoption(OPTION):
+        target, scenarios, engines = _resolve(config)
+        state = _RunState(target, config.getoption("--turngate-reading"), _baseline(config))
+        config.stash[_PLAN] = _Plan(state, scenarios, engines)
 
 
-def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], list[str]]:
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, pytest.CollectReport, Any]:
+    """The catalog as one more collector of the session, beside what pytest finds on disk: pytest
+    collects it as its own (a collect report, its items counted, listed by ``--collect-only``, seen by
+    ``--lf``, collected alike on each xdist worker)."""
+    report = yield
+    if isinstance(collector, pytest.Session) and _PLAN in collector.config.stash and report.passed:
+        report.result.append(TurngateCatalog.from_parent(collector, name=NODE, nodeid=NODE))
+    return report
+
+
+def _shown_as_they_are(config: pytest.Config) -> None:
+    """pytest shows a node ID relative to the folder it was started in, as a path (``../turngate::ID``
+    from a subfolder of the rootdir); the catalog's IDs name no file, so they are shown as they are,
+    the IDs ``--lf``, JUnit and xdist use. No hook decides it: the config's own method is wrapped."""
+    relative = config.cwd_relative_nodeid
+
+    def cwd_relative_nodeid(nodeid: Any) -> Any:
+        return nodeid if str(nodeid).partition("::")[0] == NODE else relative(nodeid)
+
+    config.cwd_relative_nodeid = cwd_relative_nodeid  # type: ignore[method-assign]
+
+
+def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple[str, ...]]:
     """The target (probed, as ``turngate run`` does), the catalog and the engines, or a usage error."""
     import argparse
 
@@ -113,7 +144,7 @@ def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], list[
         k=None,
         reading=config.getoption("--turngate-reading"),
     )
-    engines = list(config.getoption("--turngate-engine") or ENGINES)
+    engines = tuple(config.getoption("--turngate-engine") or ENGINES)
     try:
         unknown = [engine for engine in engines if engine not in ENGINES]
         if unknown:
@@ -146,10 +177,9 @@ class TurngateCatalog(pytest.Collector):
     """The shipped catalog (and any ``--turngate-catalog`` folders) × the engines."""
 
     def collect(self) -> list[pytest.Item]:
-        target, scenarios, engines = _resolve(self.config)
-        state = _RunState(target, self.config.getoption("--turngate-reading"), _baseline(self.config))
-        # The ID given as a string, so that pytest parses it as it parses the IDs --lf saved
-        # ("turngate::ID" + "[engine]" as parameters), and the two compare equal.
+        plan = self.config.stash[_PLAN]
+        # Each ID given whole, the same in every run, on every xdist worker and wherever pytest was
+        # started: "turngate::ID[engine]", which pytest parses as it parses the IDs --lf saved.
         explored: list[pytest.Item] = []
         budget = self.config.getoption("--turngate-explore")
         if budget:
@@ -158,9 +188,9 @@ class TurngateCatalog(pytest.Collector):
                 TurngateExploration.from_parent(
                     self,
                     name=f"explore[seed={seed}]",
-                    nodeid=f"{self.nodeid}::explore[seed={seed}]",
-                    target=target,
-                    engines=tuple(engines),
+                    nodeid=f"{NODE}::explore[seed={seed}]",
+                    target=plan.state.target,
+                    engines=plan.engines,
                     budget=budget,
                     seed=seed,
                 )
@@ -169,14 +199,14 @@ class TurngateCatalog(pytest.Collector):
             TurngateCase.from_parent(
                 self,
                 name=f"{scenario.id}[{engine}]",
-                nodeid=f"{self.nodeid}::{scenario.id}[{engine}]",
+                nodeid=f"{NODE}::{scenario.id}[{engine}]",
                 scenario=scenario,
                 engine=engine,
-                state=state,
+                state=plan.state,
             )
-            for scenario in scenarios
+            for scenario in plan.scenarios
             for engine in scenario.engines
-            if engine in engines
+            if engine in plan.engines
         ]
 
 
@@ -187,6 +217,19 @@ class _RunState:
     def __init__(self, target: Target, reading: str | None, baseline: Baseline | None = None) -> None:
         self.target, self.reading, self.baseline = target, reading, baseline
         self.down: CaseResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What ``--turngate-target`` and its options resolved to, once per pytest process (each xdist
+    worker resolves them again, the same way): the state the cases share, the scenarios, the engines."""
+
+    state: _RunState
+    scenarios: tuple[Scenario, ...]
+    engines: tuple[str, ...]
+
+
+_PLAN: Final = pytest.StashKey[_Plan]()
 
 
 class CaseFailure(Exception):
@@ -210,9 +253,13 @@ class TurngateCase(pytest.Item):
         super().__init__(**kwargs)
         self.scenario, self.engine, self.state = scenario, engine, state
         self.user_properties.append(("spec", f"{scenario.source['file']} / {scenario.source['heading']}"))
-        # Markers name the capabilities and the level, so `-m` can choose among them too.
-        self.add_marker(pytest.mark.turngate)
-        self.keywords.update({scenario.level: True, scenario.capability: True, engine: True})
+        # -m "turngate(engine='codex', level='MUST')"; -k matches the level too (the name has the rest).
+        self.add_marker(
+            pytest.mark.turngate(
+                scenario=scenario.id, engine=engine, level=scenario.level, capability=scenario.capability
+            )
+        )
+        self.extra_keyword_matches.add(scenario.level)
         baseline = state.baseline
         known = baseline.of(scenario.id, engine) if baseline is not None else ()
         if baseline is not None and known:

@@ -12,6 +12,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from tests.cli.conftest import BROKEN, ONE, implementer_pytest
+from turngate.judge.catalog import load_catalog
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
 FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision"
@@ -28,6 +29,50 @@ def test_the_reference_passes_its_cases_by_scenario_id_and_engine(tmp_path: Path
     for engine in ("codex", "gemini", "iflow", "opencode"):
         assert f"turngate::{ONE}[{engine}] PASSED" in done.stdout
     assert "4 passed" in done.stdout
+
+
+def test_pytest_counts_and_lists_the_cases_it_collects_beside_a_users_own_tests(tmp_path: Path) -> None:
+    """The catalog is collected by pytest as its own: counted in the header, listed by --collect-only,
+    chosen by -k and -m (the marker's arguments), beside a test of the user's own."""
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    pass\n", encoding="utf-8")
+    cases = sum(len(scenario.engines) for scenario in load_catalog())
+    everything = cases + 1
+
+    def collected(*args: str) -> str:
+        done = implementer_pytest(tmp_path, "--turngate-target", "reference", "-p", "no:cacheprovider", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    listed = collected("--collect-only", "-q")
+    assert f"\n{everything} tests collected in " in listed, listed[-300:]
+    ids = [line for line in listed.splitlines() if line.startswith("turngate::")]
+    assert len(set(ids)) == len(ids) == cases
+    assert f"turngate::{ONE}[codex]" in ids
+    assert "test_mine.py::test_mine" in listed
+    ran = collected("-k", "exceeded-fails or test_mine")
+    assert f"collected {everything} items / {everything - 5} deselected / 5 selected" in ran, ran
+    assert "5 passed" in ran
+    marked = collected("--collect-only", "-q", "-m", "turngate(engine='codex', level='MUST')", "-k", ONE)
+    assert marked.startswith(f"turngate::{ONE}[codex]\n\n1/{everything} tests collected ({cases} deselected)")
+    assert f"1/{everything} tests collected ({cases} deselected)" in collected("--co", "-m", "not turngate")
+
+
+def test_a_failure_is_named_by_its_node_id_in_a_subfolder_of_the_rootdir(tmp_path: Path) -> None:
+    """pytest names a test relative to the folder it was started in; a case names no file, so its
+    node ID reads the same wherever pytest starts (not ../turngate::…)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    below = tmp_path / "below"
+    below.mkdir()
+    done = implementer_pytest(below, "--turngate-target", BROKEN, "-k", f"{ONE} and codex", "-v")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"rootdir: {tmp_path}" in done.stdout
+    assert f"\nturngate::{ONE}[codex] FAILED" in done.stdout
+    summary = done.stdout[done.stdout.index("short test summary info") :]
+    assert f"\nFAILED turngate::{ONE}[codex]" in summary
+    assert "../turngate" not in done.stdout
+    again = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "--lf")  # the rootdir's cache
+    assert "run-last-failure: rerun previous 1 failure" in again.stdout, again.stdout
+    assert re.search(r"\b1 failed, \d+ deselected", again.stdout), again.stdout
 
 
 def test_a_broken_target_fails_with_the_specs_words_and_every_difference(tmp_path: Path) -> None:
@@ -54,10 +99,18 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
     first = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR)
     assert first.returncode == 1, first.stdout
     assert "12 failed, 4 passed" in first.stdout, first.stdout
+    # on two xdist workers, the same cases pass and fail (each worker collects the same IDs)
+    parallel = implementer_pytest(
+        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, "-n", "2", "-p", "no:cacheprovider"
+    )
+    assert "2 workers [16 items]" in parallel.stdout, parallel.stdout
+    assert "12 failed, 4 passed" in parallel.stdout, parallel.stdout
+    assert _failed(parallel.stdout) == _failed(first.stdout)
     again = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q")
     # --lf reruns the 12 failures and deselects every other case of the catalog, whatever its size
     assert again.returncode == 1, again.stdout
     assert re.search(r"12 failed, \d+ deselected", again.stdout), again.stdout
+    assert _failed(again.stdout) == _failed(first.stdout)
     assert {line.split("[")[0] for line in again.stdout.splitlines() if line.startswith("FAILED ")} == {
         f"FAILED turngate::{scenario}" for scenario in CAUGHT_BY
     }
@@ -67,6 +120,11 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
     assert stopped.returncode == 1
     assert "1 failed" in stopped.stdout
     assert "stopping after 1 failures" in stopped.stdout
+
+
+def _failed(out: str) -> set[str]:
+    """The node IDs of the short test summary's failures."""
+    return {line.split()[1] for line in out.splitlines() if line.startswith("FAILED turngate::")}
 
 
 def test_without_the_option_nothing_is_collected(tmp_path: Path) -> None:
