@@ -35,13 +35,15 @@ def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs
     assert process.stdout is not None
     assert process.stderr is not None
     finished = 0
-    for line in process.stderr:
+    seen = []  # the progress lines: on standard output, beside the table
+    for line in process.stdout:
+        seen.append(line)
         finished += line.startswith("[")
         if finished == 3:
             os.killpg(process.pid, signal.SIGINT)
             break
+    out = "".join(seen) + process.stdout.read()
     errors = process.stderr.read()
-    out = process.stdout.read()
     assert process.wait(timeout=120) == 130, out + errors
     assert "Traceback" not in errors + out
     header, cases, footer = read_report(report)
@@ -52,3 +54,16 @@ def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs
     root = ElementTree.parse(junit).getroot()
     assert root.get("tests") == str(len(cases))
     assert {item.get("name"): item.get("value") for item in root.iter("property")}["interrupted"] == "true"
+
+
+def test_a_ctrl_c_inside_a_held_block_lands_after_it() -> None:
+    """The footer counted a case its file did not hold: a SIGINT between the count and the write."""
+    from turngate.base.interrupts import interrupts_held
+
+    done = []
+    with pytest.raises(KeyboardInterrupt), interrupts_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        done.append("counted")
+        done.append("written")
+    assert done == ["counted", "written"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

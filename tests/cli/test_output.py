@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -16,8 +17,10 @@ from xml.etree import ElementTree
 import pexpect
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from tests.cli.conftest import ONE, Turngate
+from turngate.base.progress import Progress
 from turngate.cli.run_summary import summary
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_DIR
@@ -198,12 +201,44 @@ def test_catalog_adds_a_users_folder_beside_the_shipped_one(turngate: Turngate, 
     assert "--no-shipped" in done.stderr
 
 
-def test_progress_is_a_line_per_case_off_a_terminal(turngate: Turngate) -> None:
+def test_progress_is_a_line_per_case_off_a_terminal_beside_the_table(turngate: Turngate) -> None:
+    """On standard output with the table, so a pipe (``| head``) sees each case as it finishes; on
+    standard error when a report takes standard output."""
     done = turngate("run", "-k", ONE, "--jobs", "2")
-    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    assert len(progress) == 4, done.stderr
-    assert progress[-1].startswith("[4/4] passed  " + ONE), done.stderr
+    progress = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert len(progress) == 4, done.stdout
+    assert progress[-1].startswith("[4/4] passed  " + ONE), done.stdout
+    assert done.stdout.index(progress[-1]) < done.stdout.index("capability")
     assert "\x1b" not in done.stderr + done.stdout
+    reported = turngate("run", "-k", ONE, "--jobs", "2", "--report-json", "-")
+    assert sum(line.startswith("[") for line in reported.stderr.splitlines()) == 4, reported.stderr
+    assert all(line.startswith("{") for line in reported.stdout.splitlines())
+
+
+def test_the_bar_counts_outcomes_and_shows_the_time_left_with_one_line_per_miss(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    env.update({"TERM": "xterm-256color", "COLUMNS": "160", "NO_COLOR": "1"})
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "turngate", "run", "--target", PARTIAL_TARGET, "-k", "free-text-reply/", "--engine", "codex"],
+        cwd=str(tmp_path),
+        env=env,
+    )
+    child.expect(pexpect.EOF, timeout=120)
+    child.close()
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", child.before.decode())  # each redraw a line
+    assert child.exitstatus == 1, screen
+    assert "eta" in screen, screen
+    above = [line for line in screen.splitlines() if line.lstrip("\r").startswith("partial  ")]
+    assert len(above) == 1, screen  # one line: the differences are in the reports and the list
+    assert "backed by" not in screen.split("what failed")[0], screen
+
+
+def test_the_tally_puts_what_fails_first() -> None:
+    progress = Progress(3, "cases", io.StringIO())
+    for outcome in ("passed", "failed", "partial"):
+        progress.advance(outcome, "x")
+    assert Text.from_markup(progress.tally()).plain == "1 failed, 1 partial, 1 passed"
 
 
 def test_drift_shows_progress_per_capture(turngate: Turngate) -> None:

@@ -2,17 +2,19 @@
 
 A CI log or a pipe has no cursor to move: there each finished item is a line of
 its own (``[ 12/223] passed  ID [engine]``), so a stalled run shows where it
-stalled. On a terminal a rich bar counts, and only what needs reading (a miss,
-an error) stays on the screen above it.
+stalled. On a terminal a rich bar counts, with the outcomes so far and the time
+left, and only what needs reading (a miss, an error) stays above it, one line
+each: the whole of it is in the reports and the list at the end.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import IO, Final
 
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 
 from turngate.base.terminal import console, visible
@@ -36,6 +38,7 @@ class Progress:
 
     def __init__(self, total: int, what: str, stream: IO[str] | None = None) -> None:
         self.total, self.done = total, 0
+        self.counts: Counter[str] = Counter()
         self._console = console(stream if stream is not None else sys.stderr)
         self._width = len(str(total))
         self._bar: RichProgress | None = None
@@ -44,26 +47,39 @@ class Progress:
                 TextColumn(f"[bold]{escape(what)}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
                 TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
                 console=self._console,
                 transient=True,
             )
-            self._task = self._bar.add_task(what, total=total)
+            self._task = self._bar.add_task(what, total=total, tally="")
             self._bar.start()
 
     def advance(self, outcome: str, label: str, detail: str = "") -> None:
         self.done += 1
+        self.counts[outcome] += 1
         style = OUTCOME_STYLES.get(outcome, "")
         text = f"[{style}]{escape(outcome)}[/]  {escape(visible(label))}" if style else escape(visible(label))
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, tally=self.tally())
+            if outcome in NOTEWORTHY:  # one line: the bar stays in view, the details are in the reports
+                first = detail.split("\n", 1)[0]
+                line = text + (f": {escape(visible(first))}" if first else "")
+                self._bar.console.print(line, no_wrap=True, overflow="ellipsis")
+            return
         if detail:
             text += f": {escape(visible(detail))}"
-        if self._bar is not None:
-            self._bar.advance(self._task)
-            if outcome in NOTEWORTHY:
-                self._bar.console.print(text, soft_wrap=True)
-            return
         self._console.print(f"[{self.done:>{self._width}}/{self.total}] {text}", soft_wrap=True)
         self._console.file.flush()
+
+    def tally(self) -> str:
+        """The outcomes so far, the failing ones first: ``2 failed, 1 partial, 40 passed``."""
+        order = [*sorted(NOTEWORTHY), "passed", "skipped"]
+        shown = [(outcome, self.counts[outcome]) for outcome in order if self.counts[outcome]]
+        shown += [(outcome, n) for outcome, n in self.counts.items() if outcome not in order]
+        return ", ".join(f"[{OUTCOME_STYLES.get(o) or 'default'}]{n} {escape(o)}[/]" for o, n in shown)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from turngate.base.arguments import UsageProblem, at_least_one
+from turngate.base.interrupts import interrupts_held
 from turngate.base.progress import Progress
 from turngate.base.terminal import Output
 from turngate.cli.judging_options import (
@@ -72,7 +73,8 @@ def run_command(args: argparse.Namespace) -> int:
             report = JsonlReport(
                 stream, target=target.name, engines=engines, planned=len(planned), allow_partial=allow_partial
             )
-        progress = Progress(len(planned), "cases")
+        # beside the table: a pipe (`| head`) sees each case as it finishes, not only the end
+        progress = Progress(len(planned), "cases", human.file)
         try:
             for result in run_all(
                 planned,
@@ -82,14 +84,15 @@ def run_command(args: argparse.Namespace) -> int:
                 conventions=args.conventions,
                 real=real,
             ):
-                results.append(result)
-                check = check_against(known, result, checked, allow_partial=allow_partial)
-                if report is not None:
-                    report.case(result, baseline=check)
-                shown = _shown(result)
-                if check is not None and check.status == "known":
-                    shown = f"known, in the baseline: {shown}"
-                progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", shown)
+                with interrupts_held():  # a Ctrl-C here lands after the case is in every record
+                    results.append(result)
+                    check = check_against(known, result, checked, allow_partial=allow_partial)
+                    if report is not None:
+                        report.case(result, baseline=check)
+                    shown = _shown(result)
+                    if check is not None and check.status == "known":
+                        shown = f"known, in the baseline: {shown}"
+                    progress.advance(result.outcome, f"{result.scenario_id} [{result.engine}]", shown)
         except KeyboardInterrupt:
             interrupted = True  # the pool has stopped its workers; keep what finished
         finally:
