@@ -526,3 +526,32 @@ def test_only_a_schema_that_says_so_takes_undeclared_input_keys(
         assert answer["error"]["code"] == "INPUT_UNDECLARED"
         for part in refused:
             assert part in answer["error"]["message"]
+
+
+def test_install_answers_the_packages_declared_version_and_the_zips_hash_apart(
+    server: Server, tmp_path: Any
+) -> None:
+    import hashlib
+    import io
+    import zipfile
+
+    from turngate.judge.skill_writer import SKILL_VERSION, write_skill
+
+    skill = write_skill(tmp_path, {}, name="versioned")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(skill.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"versioned/{path.relative_to(skill).as_posix()}")
+    body, content_type = multipart(buffer.getvalue())
+    code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
+    assert code == 200
+    assert answer["version"] == SKILL_VERSION == "1.0.0"
+    assert answer["archive_sha256"] == hashlib.sha256(buffer.getvalue()).hexdigest()
+    runner = json.loads((skill / "assets" / "runner.json").read_text())
+    del runner["version"]
+    (skill / "assets" / "runner.json").write_text(json.dumps(runner))
+    body, content_type = zip_folder(skill)
+    code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
+    assert code == 200
+    assert answer["version"] is None

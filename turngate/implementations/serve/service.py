@@ -126,20 +126,22 @@ class JobService:
     # Skills ------------------------------------------------------------------------------
 
     def install(self, archive: bytes) -> dict[str, Any]:
-        """Unpack a zipped skill folder into its own versioned folder and check it.
+        """Unpack a zipped skill folder into a folder of its own, named by the zip's hash, and check it.
 
-        A version never changes once written, so a run keeps the package it started
-        with even when the same skill is installed again while it waits.
+        The answer's ``version`` is runner.json's own (null when it has none); ``archive_sha256``
+        is the hash of the zip as uploaded. A folder never changes once written, so a run keeps
+        the package it started with even when the same skill is installed again while it waits.
         """
         if len(archive) > self.config.max_package_bytes:
             raise ApiError(
                 413, "PACKAGE_TOO_LARGE", f"{len(archive)} bytes > {self.config.max_package_bytes}"
             )
-        version = hashlib.sha256(archive).hexdigest()[:16]
+        digest = hashlib.sha256(archive).hexdigest()
+        upload = digest[:16]  # this upload's folder: a later install never changes it
         name, files = _package_files(archive, self.config.archive_limits)
-        target = self._skills_dir / name / version
+        target = self._skills_dir / name / upload
         if not (target / "SKILL.md").exists():
-            staging = self._skills_dir / name / f".{version}.partial"
+            staging = self._skills_dir / name / f".{upload}.partial"
             shutil.rmtree(staging, ignore_errors=True)
             try:
                 write_into(staging, files)
@@ -154,8 +156,15 @@ class JobService:
                 shutil.rmtree(staging, ignore_errors=True)
                 shutil.rmtree(staging.parent / ".by-name" / staging.name, ignore_errors=True)
         with self._lock:
-            (self._skills_dir / name / "current").write_text(version, encoding="utf-8")
-        return {"status": "installed", "skill_id": name, "version": version}
+            (self._skills_dir / name / "current").write_text(upload, encoding="utf-8")
+        # The version is the package's own (runner.json); the upload is told apart by its hash.
+        runner = json.loads(files["assets/runner.json"])
+        return {
+            "status": "installed",
+            "skill_id": name,
+            "version": runner.get("version"),
+            "archive_sha256": digest,
+        }
 
     def _skill(self, skill_id: object) -> Skill:
         if not isinstance(skill_id, str) or not skill_id:
@@ -163,8 +172,8 @@ class JobService:
         current = self._skills_dir / skill_id / "current"
         if "/" in skill_id or skill_id.startswith(".") or not current.exists():
             raise ApiError(404, "SKILL_NOT_FOUND", f"skill_id: {skill_id!r} is not installed")
-        version = current.read_text(encoding="utf-8").strip()
-        return load_skill_as(self._skills_dir / skill_id / version, skill_id)
+        upload = current.read_text(encoding="utf-8").strip()
+        return load_skill_as(self._skills_dir / skill_id / upload, skill_id)
 
     # Jobs --------------------------------------------------------------------------------
 
