@@ -31,7 +31,7 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     out = tmp_path / "target.yaml"
     code, printed, _ = cli(
         "probe", "--target", plain.url, "--scripts", str(plain.scripts), "--call-log", str(plain.call_log),
-        "--out", str(out),
+        "--watchdog-wait", "1", "--out", str(out),
     )  # fmt: skip
     assert code == 0
     assert "skill install: synchronous" in printed
@@ -42,6 +42,11 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert written["honours_session_timeout"] is True
     assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once
     assert written["skill_gemini_settings"] is True  # the skill's gemini settings choose the format
+    assert written["slots"] == 2  # turngate serve's default --slots
+    assert "turngate_hooks" not in written  # serve without --test-hooks
+    assert "turn_timeout_sec" not in written  # its watchdog (30 s here) is longer than the wait
+    assert "engine watchdog: none within 1 s" in printed
+    assert "restart_command: not observable" in printed  # and what that costs, in cases
     target = parse_target(str(out))  # the file the probe wrote is one `turngate run` takes
     assert target.http is not None
     assert {"clock", "patch", "argv"} <= target.http.capabilities
@@ -52,7 +57,7 @@ def test_probing_turngate_serve_with_probe_each_run_finds_it_so_sticky_scenarios
     try:
         found = probe_server(
             server.url, scripts=server.scripts, call_log=server.call_log, workdir=tmp_path, models={},
-            timeout_probe=False,
+            timeout_probe=False, slots_most=0, watchdog_wait=0,
         )  # fmt: skip
     finally:
         stop_server(server)

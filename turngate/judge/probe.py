@@ -16,9 +16,15 @@ otherwise learn case by case:
   connectors/audit_records.py, tried on a waiting job);
 - its runtime patch's modules, in its own words (``patch_modules``): one job per
   mode of a skill with an artifact and an output schema, each part of the
-  patched SKILL.md its engine read recognised by what it says (patchmap.py).
+  patched SKILL.md its engine read recognised by what it says (patchmap.py);
+- whether turngate serve's test hooks answer (``turngate_hooks``), how many runs may hold an engine
+  at once (``slots``, by filler jobs) and the server's engine watchdog (``turn_timeout_sec``, by a
+  hung engine's job, waited for at most ``--watchdog-wait``): probe_limits.py.
 
-Every finding is printed as one line and the target file is written with them.
+Every finding is printed as one line and the target file is written with them. At the end, one line
+per field it could not find names the cases of the shipped catalog that field's absence skips
+(probe_costs.py), and one line the whole. Every job the probe started to hold the server is canceled,
+even when the probe is interrupted; one that would not end is named.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any, Final
 import yaml
 
 from turngate.engines.fake.engine import NON_RESUMABLE_FILE
+from turngate.judge.catalog import CATALOG_DIR, load_catalog
 from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.call_log import calls_since, log_mark
 from turngate.judge.connectors.callpatch import split_patched
@@ -42,19 +49,28 @@ from turngate.judge.connectors.http_events import is_fcmp
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
 from turngate.judge.connectors.http_transport import TargetError, check_job_api
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
+from turngate.judge.probe_costs import cost_lines
+from turngate.judge.probe_jobs import DONE, PROBE_SKILL, TIDY_SEC, Ledger, case_setup, write_script
+from turngate.judge.probe_limits import (
+    SLOTS_MOST,
+    WATCHDOG_WAIT_SEC,
+    Limit,
+    count_slots,
+    find_watchdog,
+    first_look,
+)
 from turngate.judge.skill_writer import write_skill
-from turngate.protocol.connector import CaseSetup, CaseSkipped, TargetUnreachable
+from turngate.protocol.connector import CaseSkipped, TargetUnreachable
 from turngate.protocol.skill_patch import PATCH_BANNER
 
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
-PROBE_SKILL: Final = "turngate-probe"
-DONE: Final = '{"greeting": "Hi", "__SKILL_DONE__": true}'
 
 
 @dataclass
 class Findings:
     lines: list[str] = field(default_factory=list)
     target: dict[str, Any] = field(default_factory=dict)
+    jobs: list[str] = field(default_factory=list)  # the jobs started to hold the server, all tidied
 
     def say(self, line: str) -> None:
         self.lines.append(line)
@@ -71,8 +87,14 @@ def probe_server(
     engines: Sequence[str] = ENGINES,
     extra: Mapping[str, Any] | None = None,
     timeout_probe: bool = True,
+    slots_most: int = SLOTS_MOST,
+    watchdog_wait: float = WATCHDOG_WAIT_SEC,
 ) -> Findings:
-    """Probe the server; the findings and the target file's contents."""
+    """Probe the server; the findings and the target file's contents.
+
+    ``slots_most``: the most filler jobs started to count slots (0: slots not probed);
+    ``watchdog_wait``: the most seconds a hung engine's job is watched (0: the watchdog not probed).
+    """
     found = Findings()
     raw: dict[str, Any] = {"base_url": base_url, "scripts_dir": str(scripts), **(extra or {})}
     if call_log is not None:
@@ -84,7 +106,35 @@ def probe_server(
     found.say(f"job API: {base_url} answers GET /v1/jobs/<unknown> with 404")
     scripts.mkdir(parents=True, exist_ok=True)
     skill = write_skill(workdir, {}, name=PROBE_SKILL)
+    found.target = raw
+    ledger = Ledger()
+    found.jobs = ledger.jobs
+    try:
+        _probe(
+            found, options, skill, scripts, workdir, engines, ledger,
+            timeout_probe=timeout_probe, slots_most=slots_most, watchdog_wait=watchdog_wait,
+        )  # fmt: skip
+    finally:  # an error or Ctrl-C included: no job the probe started keeps holding the server
+        left = ledger.tidy(options)
+        if left:
+            found.say(f"probe jobs canceled but not ended within {TIDY_SEC:g} s: {', '.join(left)}")
+    return found
 
+
+def _probe(
+    found: Findings,
+    options: HttpOptions,
+    skill: Path,
+    scripts: Path,
+    workdir: Path,
+    engines: Sequence[str],
+    ledger: Ledger,
+    *,
+    timeout_probe: bool,
+    slots_most: int,
+    watchdog_wait: float,
+) -> None:
+    raw, call_log = found.target, options.call_log
     accepted: list[str] = []
     install_mode = None
     for engine in engines:
@@ -99,8 +149,19 @@ def probe_server(
     raw["engines"] = accepted
     if not accepted:
         found.say("no engine ran a job: check the server's engine prefix and the launchers' --scripts")
-        found.target = raw
-        return found
+        return
+    why: dict[str, str] = {}  # why a field is absent, for the closing list
+
+    look = first_look(options, skill, accepted[0], scripts, workdir, ledger)
+    hooks = _found(found, look.hooks) is None
+    if not look.background:
+        found.say(f"jobs held: none can be: {look.why_not}")
+    if slots_most > 0 and look.background:
+        limit = count_slots(options, skill, accepted[0], scripts, workdir, ledger, most=slots_most)
+        why["slots"] = _found(found, limit) or "not found"
+    else:
+        why["slots"] = "not probed (--slots-most 0)" if slots_most <= 0 else "not probed (no job can be held)"
+        found.say(f"slots: {why['slots']}")
 
     events = _events(options, skill, accepted[0], scripts, workdir)
     found.say(f"events: SSE stream {'yes' if events['stream'] else 'no'}; history holds {events['history']}")
@@ -109,10 +170,15 @@ def probe_server(
     if not events["stream"] and events["history"] != "protocol events":
         raw["events_source"] = "none"
 
-    if call_log is not None:
+    if call_log is None:
+        why["probes_each_run"] = why["skill_gemini_settings"] = (
+            "not probed (it reads the call log: --call-log)"
+        )
+    else:
         each_run = _probes_each_run(options, skill, accepted[0], scripts, workdir, call_log)
         found.say(f"engine resume support probed for each run: {'yes' if each_run else 'no'}")
         raw["probes_each_run"] = each_run
+        why["probes_each_run"] = "no (the server probes an engine's resume support once: no run turns sticky)"
         if each_run:
             # Probing is not enough: the sticky scenarios need a server that then runs the engine as
             # sticky_process; one that resumes it anyway never runs them as their GIVEN says.
@@ -123,11 +189,15 @@ def probe_server(
                     "a non-resumable engine is resumed for the reply all the same (no sticky_process,"
                     " written as sticky_process: false): the sticky scenarios are skipped"
                 )
+                why["probes_each_run"] = (
+                    "yes, but a non-resumable engine is resumed all the same (sticky_process: false)"
+                )
         if "gemini" in accepted:
             chosen = _gemini_format_from_skill(options, skill, scripts, workdir, call_log)
             answer = "yes" if chosen == "stream-json" else f"no (gemini ran {chosen or 'unknown'})"
             found.say(f"gemini output format from the skill's assets/gemini_settings.json: {answer}")
             raw["skill_gemini_settings"] = chosen == "stream-json"
+            why["skill_gemini_settings"] = f"{answer}, whatever the skill's settings ask"
         learned = _patch_modules(options, accepted[0], scripts, workdir, call_log)
         for line in learned.said:
             found.say(line)
@@ -144,32 +214,43 @@ def probe_server(
         found.say(f"audit records per attempt: yes, at {source.path} (written as audit_source)")
     else:
         found.say("audit records per attempt: none found (the audit checks stay unverified)")
-    if timeout_probe:
+    if hooks:
+        found.say("short session_timeout_sec: not probed: turngate's hooks move the clock (turngate_hooks)")
+    elif timeout_probe:
         honoured = _honours_timeout(options, skill, accepted[0], scripts, workdir)
         found.say(f"short session_timeout_sec honoured in real time: {'yes' if honoured else 'no'}")
         raw["honours_session_timeout"] = honoured
-    found.target = raw
-    return found
+    else:
+        why["honours_session_timeout"] = "not probed (--no-timeout-probe)"
+    if hooks:
+        found.say("engine watchdog: not probed: turngate's hooks set it per case (turngate_hooks)")
+    elif watchdog_wait > 0 and look.background:
+        limit = find_watchdog(options, skill, accepted[0], scripts, workdir, ledger, wait_sec=watchdog_wait)
+        why["turn_timeout_sec"] = _found(found, limit) or "not found"
+    else:
+        why["turn_timeout_sec"] = (
+            "not probed (--watchdog-wait 0)" if watchdog_wait <= 0 else "not probed (no job can be held)"
+        )
+        found.say(f"engine watchdog: {why['turn_timeout_sec']}")
+
+    capabilities = http_options(raw, None).capabilities
+    for line in cost_lines(load_catalog(CATALOG_DIR), capabilities, accepted, why):
+        found.say(line)
 
 
-def _setup(
-    skill: Path, engine: str, case: str, mode: str, workdir: Path, runtime: Mapping[str, Any] | None = None
-) -> CaseSetup:
-    return CaseSetup(case, engine, skill, {"mode": mode, **(runtime or {})}, None, workdir, {}, workdir)
-
-
-def _script(scripts: Path, case: str, turns: list[Any], *, resident: bool = False) -> None:
-    """A probe job's script; ``resident``: the engine stays for the reply when it is kept (sticky)."""
-    document: dict[str, Any] = {"case": case, "turns": turns, **({"resident": True} if resident else {})}
-    (scripts / f"{case}.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+def _found(found: Findings, limit: Limit) -> str | None:
+    """Say a limit's finding and write its fields; why it is missing (None: found)."""
+    found.say(limit.line)
+    found.target.update(limit.fields)
+    return limit.missing
 
 
 def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> dict[str, Any]:
     case = f"{PROBE_SKILL}__auto__{engine}"
-    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     try:
-        connector.start(_setup(skill, engine, case, "auto", workdir))
+        connector.start(case_setup(skill, engine, case, "auto", workdir))
         connector.settle()
         observed = connector.observe()
     except CaseSkipped as refusal:
@@ -188,10 +269,10 @@ def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, wor
 
 def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> dict[str, Any]:
     case = f"{PROBE_SKILL}__events__{engine}"
-    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": DONE}]}])
     connector = HttpConnector(replace(options, events_source="history"))
     try:
-        connector.start(_setup(skill, engine, case, "auto", workdir))
+        connector.start(case_setup(skill, engine, case, "auto", workdir))
         connector.settle()
         history = connector.events.history(connector.job)
         stream = connector.events.stream(connector.job)
@@ -232,13 +313,13 @@ def _sticky_when_non_resumable(
     """
     case = f"{PROBE_SKILL}__sticky__{engine}"
     turns = [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}]
-    _script(scripts, case, turns, resident=True)
+    write_script(scripts, case, turns, resident=True)
     knob = scripts / NON_RESUMABLE_FILE
     knob.write_text(engine, encoding="utf-8")
     before = log_mark(call_log)
     connector = HttpConnector(options)
     try:
-        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.start(case_setup(skill, engine, case, "interactive", workdir))
         connector.settle()
         if connector.status().get("status") != "waiting_user":
             return False
@@ -270,11 +351,13 @@ def _gemini_format_from_skill(
     server that enforces its own (json) makes the stream-json scenarios impossible there.
     """
     case = f"{PROBE_SKILL}__gemini-format__gemini"
-    _script(scripts, case, [{"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": DONE}]}])
     before = log_mark(call_log)
     connector = HttpConnector(replace(options, skill_gemini_settings=True))
     try:
-        setup = replace(_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json")
+        setup = replace(
+            case_setup(skill, "gemini", case, "auto", workdir), gemini_output_format="stream-json"
+        )
         connector.start(setup)
         connector.settle()
     except (CaseSkipped, TargetError, TargetUnreachable):
@@ -310,11 +393,11 @@ def _patch_modules(
         ("interactive", [{"steps": [{"say": "Which word?"}]}, {"steps": [{"say": done}]}]),
     ):
         case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
-        _script(scripts, case, turns)
+        write_script(scripts, case, turns)
         before = log_mark(call_log)
         connector = HttpConnector(options)
         try:
-            connector.start(_setup(skill, engine, case, mode, workdir))
+            connector.start(case_setup(skill, engine, case, mode, workdir))
             connector.settle()
         except (CaseSkipped, TargetError, TargetUnreachable) as refusal:
             return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
@@ -351,10 +434,10 @@ def _audit_source(
 ) -> AuditSource | None:
     """The first known audit source that shows a waiting job's first attempt (connectors/audit_records.py)."""
     case = f"{PROBE_SKILL}__audit__{engine}"
-    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     try:
-        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.start(case_setup(skill, engine, case, "interactive", workdir))
         connector.settle()
         for candidate in AUDIT_CANDIDATES:
             source = AuditSource.parse(candidate, "audit source")
@@ -372,10 +455,10 @@ def _audit_source(
 def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
     """An interactive job that asks and is left waiting, then canceled."""
     case = f"{PROBE_SKILL}__interactive__{engine}"
-    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     try:
-        connector.start(_setup(skill, engine, case, "interactive", workdir))
+        connector.start(case_setup(skill, engine, case, "interactive", workdir))
         connector.settle()
     finally:
         connector.close()
@@ -385,11 +468,11 @@ def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Pa
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
     """An interactive job that asks, left unanswered, with a 2 s timeout and no reply required."""
     case = f"{PROBE_SKILL}__timeout__{engine}"
-    _script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     runtime = {"require_user_reply": False, "session_timeout_sec": 2}
     try:
-        connector.start(_setup(skill, engine, case, "interactive", workdir, runtime))
+        connector.start(case_setup(skill, engine, case, "interactive", workdir, runtime))
         connector.settle()
         if connector.status().get("status") != "waiting_user":
             return False
@@ -420,6 +503,10 @@ def _command(args: argparse.Namespace) -> int:
         if not name:
             raise UsageProblem(f"probe: --model {item!r}: expected ENGINE=NAME")
         models[engine] = name
+    if args.slots_most < 0:
+        raise UsageProblem(f"probe: --slots-most {args.slots_most}: must be 0 or more")
+    if not args.watchdog_wait >= 0:
+        raise UsageProblem(f"probe: --watchdog-wait {args.watchdog_wait:g}: must be 0 or more seconds")
     extra: dict[str, Any] = {}
     if args.auth_env:
         extra["auth"] = {"scheme": args.auth_scheme, "env": args.auth_env}
@@ -434,6 +521,8 @@ def _command(args: argparse.Namespace) -> int:
                 engines=tuple(args.engine or ENGINES),
                 extra=extra,
                 timeout_probe=not args.no_timeout_probe,
+                slots_most=args.slots_most,
+                watchdog_wait=args.watchdog_wait,
             )
     except (TargetUnreachable, TargetError, TargetProblem) as error:
         raise UsageProblem(f"probe: {error}") from None
@@ -463,6 +552,22 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
     command.add_argument("--engine", action="append", choices=ENGINES, help="probe only these engines")
     command.add_argument(
         "--no-timeout-probe", action="store_true", help="skip the real-time session_timeout_sec probe"
+    )
+    command.add_argument(
+        "--slots-most",
+        type=int,
+        default=SLOTS_MOST,
+        metavar="N",
+        help=f"count slots with at most N filler jobs; all N running is 'at least N', not written"
+        f" (0: do not count; default {SLOTS_MOST})",
+    )
+    command.add_argument(
+        "--watchdog-wait",
+        type=float,
+        default=WATCHDOG_WAIT_SEC,
+        metavar="SEC",
+        help="watch a hung engine's job at most SEC seconds for the server's engine watchdog"
+        f" (0: do not probe it; default {WATCHDOG_WAIT_SEC:g})",
     )
     command.add_argument("--out", type=Path, help="write the target file here (default: print it)")
     command.set_defaults(handler=_command)
