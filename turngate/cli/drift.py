@@ -11,7 +11,25 @@ from pathlib import Path
 from turngate.base.progress import Progress
 from turngate.base.terminal import OutputProblem, check_outputs, visible
 from turngate.tools.drift.capture import ENGINES, Capture, CaptureProblem, load_capture
-from turngate.tools.drift.sweep import Decider, DriftResult, Seen
+from turngate.tools.drift.sweep import LEGEND, Decider, DriftResult, Seen
+
+# turngate drift: 0 the target agrees with the spec on every mutation (a flip where the spec is silent is
+# reported, not judged), 1 drift found (a mutation on which it disagrees with the spec, or a capture it
+# could not play), 2 bad input (base.arguments.EXIT_USAGE).
+EXIT_DRIFT = 1
+DRIFT_EPILOG = (
+    "Each row: a mark, the capture, the mutator, the decision before -> after, [change; spec's word].\n"
+    "Only the mutations that flip or disagree are listed (--all: every one); the legend and a summary\n"
+    "follow the rows.\n\n"
+    + "\n".join(LEGEND)
+    + """
+
+exit status:
+  0  no drift against the spec (flips where the spec is silent do not count)
+  1  drift found: the target disagrees with the spec on a mutation, or could not play a capture
+  2  bad input (an unknown engine or mutator, a missing corpus, no captures)
+"""
+)
 
 
 def _usage(message: str) -> Exception:
@@ -223,18 +241,26 @@ def drift_command(args: argparse.Namespace) -> int:
             " (a capture is a folder ENGINE/NAME/ holding capture.yaml)"
         )
     name, decider = _target_decider(args) or ("reference replay", drifting.reference_decider)
+    from turngate.tools.drift.field_play import PlayError
+
     results: list[DriftResult] = []
+    unplayed: list[str] = []  # captures the target could not run: nothing to compare, the drift unjudged
     # One capture at a time, so that a long drift (minutes against a live target) shows progress.
     progress = Progress(len(captures), "captures")
     try:
         for capture in captures:
-            found = drifting.drift([capture], mutators=mutators, decider=decider)
+            try:
+                found = drifting.drift([capture], mutators=mutators, decider=decider)
+            except PlayError as problem:
+                unplayed.append(str(problem))
+                progress.advance("errored", capture.name, "the target could not play it")
+                continue
             results += found
             wrong = sum(1 for result in found if result.agrees is False)
             flips = sum(1 for result in found if result.flipped)
             progress.advance(
                 "failed" if wrong else "passed",
-                f"{capture.engine}/{capture.name}",
+                capture.name,  # a corpus capture's name is ENGINE/NAME, a catalog one's "ID [ENGINE]"
                 f"{len(found)} mutations, {flips} flip(s){f', {wrong} against the spec' if wrong else ''}",
             )
     finally:
@@ -248,9 +274,20 @@ def drift_command(args: argparse.Namespace) -> int:
     shown = results if args.all else [r for r in results if r.flipped or r.agrees is False]
     # With the JSON on standard output, the human summary goes to standard error.
     human = sys.stderr if "json" in outputs and outputs["json"].is_stdout else sys.stdout
-    print(visible(drifting.render(shown).rsplit("\n", 1)[0]) if shown else "no flips", file=human)
-    print(drifting.render(results).rsplit("\n", 1)[1], file=human)
-    return 1 if any(result.agrees is False for result in results) else 0
+    if shown:
+        print(visible(drifting.render(shown)), file=human)
+        print("\n".join(LEGEND), file=human)
+    else:
+        print("no flips" + ("" if args.all else " (--all lists the stable mutations too)"), file=human)
+    for why in unplayed:
+        print(visible(f"not played: {why}"), file=human)
+    said = drifting.summary(results)
+    if unplayed:
+        said += f", {len(unplayed)} capture(s) the target could not play"
+    found_drift = drifting.drift_found(results)
+    verdict = "drift found" if found_drift else "no drift against the spec"
+    print(f"{said}: {verdict}", file=human)
+    return EXIT_DRIFT if found_drift or unplayed else 0
 
 
 def _minimise_disagreements(
@@ -336,7 +373,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     replay.set_defaults(handler=replay_command)
 
     drift = commands.add_parser(
-        "drift", help="drift mutators on captures: which flip the decision, per the spec"
+        "drift",
+        help="drift mutators on captures: which flip the decision, per the spec",
+        description="Drift mutators on captures: which flip the decision, and does the target agree with"
+        " the spec on each (docs/drift.md).",
+        epilog=DRIFT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     drift.add_argument("--engine", action="append", metavar="ENGINE")
     drift.add_argument("--mutator", action="append", metavar="NAME")

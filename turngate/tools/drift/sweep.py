@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from turngate.tools.drift.capture import Capture
 from turngate.tools.drift.gate_replay import Replay, replay
@@ -116,25 +116,54 @@ def drift(
     return results
 
 
+# What each row's mark means, and how to read the rest of the row (printed under the rows).
+MARKS: Final = {True: "ok", False: "DISAGREES", None: "-"}
+HEADER: Final = ("mark", "capture", "mutator", "before -> after", "[change; spec's word]")
+LEGEND: Final = (
+    "legend:",
+    "  ok         the target did what the spec says (no flip where it is irrelevant, a flip where it must)",
+    "  DISAGREES  it did not: drift found (exit 1)",
+    "  -          the spec is silent on this mutation: its flip is reported, not judged",
+    "  before -> after  the decision (state/ERROR_CODE); marker / no-marker where the spec speaks only of",
+    "                   whether the done marker was found",
+    "  [change; spec's word]  flips or stable; irrelevant (must not flip), flips (must flip), unspecified",
+)
+
+
+def drift_found(results: Sequence[DriftResult]) -> bool:
+    """What fails ``turngate drift`` (exit 1): a mutation on which the target disagrees with the spec. A
+    flip where the spec is silent is reported, never a failure: the reference has dozens of them."""
+    return any(result.agrees is False for result in results)
+
+
 def render(results: Sequence[DriftResult]) -> str:
-    """One line per (capture, mutator): before → after, flipped or not, and the spec's word."""
-    lines = []
-    for result in results:
-        mark = {True: "ok", False: "DISAGREES", None: "-"}[result.agrees]
-        before = _shown(result.before, result.aspect)
-        after = _shown(result.after, result.aspect)
-        change = "flips" if result.flipped else "stable"
-        lines.append(
-            f"{mark:<9} {result.capture:<40} {result.mutator:<24} {before} -> {after}"
-            f"  [{change}; spec: {result.verdict}]"
+    """A header, then one line per (capture, mutator): its mark, before → after, flipped or not, the
+    spec's word. The columns are as wide as their longest entry (catalog captures have long names)."""
+    table = [
+        (
+            MARKS[result.agrees],
+            result.capture,
+            result.mutator,
+            f"{_shown(result.before, result.aspect)} -> {_shown(result.after, result.aspect)}",
+            f"[{'flips' if result.flipped else 'stable'}; spec: {result.verdict}]",
         )
+        for result in results
+    ]
+    widths = [max(len(row[column]) for row in (HEADER, *table)) for column in range(len(HEADER) - 1)]
+    return "\n".join(
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[-1]])
+        for row in (HEADER, *table)
+    )
+
+
+def summary(results: Sequence[DriftResult]) -> str:
+    """The last line: how many mutations, how many disagree with the spec, how many silent flips."""
     disagreeing = sum(1 for result in results if result.agrees is False)
     unspecified = sum(1 for result in results if result.agrees is None and result.flipped)
-    lines.append(
+    return (
         f"{len(results)} mutations, {disagreeing} disagree with the spec,"
         f" {unspecified} flips where the spec is silent"
     )
-    return "\n".join(lines)
 
 
 def _shown(seen: Seen, aspect: str) -> str:
