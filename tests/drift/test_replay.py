@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.drift.conftest import DONE, QUESTION, Play
 from tests.turngate_cli import in_process as cli
+from tests.turngate_cli import turngate
 from turngate.tools.drift.gate_replay import as_json, replay
+from turngate.tools.drift.sources import CORPUS_DIR
 
 
 def test_replay_names_evidence_and_echoes_with_their_offsets(play: Play) -> None:
@@ -117,3 +121,72 @@ def test_a_fake_engine_call_log_replays_the_bytes_it_wrote(tmp_path: Path, monke
     code, _, err = cli("replay", str(tmp_path / "plain.jsonl"))
     assert code == 2
     assert "TURNGATE_CALL_LOG_OUTPUT" in err
+
+
+# Outside the checkout: the README's example names the shipped corpus, which is not a path there.
+SHIPPED = "codex/marker-echo-in-tool-output"
+
+
+def test_a_shipped_capture_is_named_from_any_folder(tmp_path: Path) -> None:
+    done = turngate("replay", f"corpus:{SHIPPED}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "decision: waiting_user" in done.stdout
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("written", [f"corpus/{SHIPPED}", SHIPPED])
+def test_the_readme_form_falls_back_to_the_shipped_capture_and_says_so(tmp_path: Path, written: str) -> None:
+    done = turngate("replay", written, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "decision: waiting_user" in done.stdout
+    assert done.stderr == f"replay: no {written} here: the shipped capture corpus:{SHIPPED}\n"
+
+
+def test_a_path_here_wins_over_a_shipped_name(tmp_path: Path, play: Play) -> None:
+    (tmp_path / "codex").mkdir()
+    (tmp_path / SHIPPED).write_bytes(play("codex", QUESTION).stdout)
+    code, text, err = cli("replay", str(tmp_path / SHIPPED), "--engine", "codex")
+    assert code == 0
+    assert "decision: waiting_user" in text
+    assert err == ""
+
+
+def test_a_path_that_does_not_exist_is_one_line_naming_it_not_an_engine_question(tmp_path: Path) -> None:
+    done = turngate("replay", "out.ndjson", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "turngate: replay out.ndjson: no such file or folder\n"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "corpus:codex/marker-echo-in-tool-outpt",
+        "corpus/codex/marker-echo-in-tool-outpt",
+        "marker-echo-in-tool-output",
+    ],
+)
+def test_a_near_name_gets_a_did_you_mean(tmp_path: Path, written: str) -> None:
+    done = turngate("replay", written, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert f"replay {written}: no " in done.stderr
+    assert f"did you mean corpus:{SHIPPED}" in done.stderr
+    assert "--engine" not in done.stderr
+
+
+def test_a_near_file_here_gets_a_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "out.ndjson").write_bytes(b"{}\n")
+    typo, meant = tmp_path / "out.ndjosn", tmp_path / "out.ndjson"
+    code, _, err = cli("replay", str(typo))
+    assert code == 2
+    assert err == f"turngate: replay {typo}: no such file or folder; did you mean {meant}?\n"
+
+
+def test_an_unknown_shipped_name_says_where_the_shipped_captures_are(tmp_path: Path) -> None:
+    code, _, err = cli("replay", "corpus:nothing/like-it")
+    assert code == 2
+    assert err == (
+        "turngate: replay corpus:nothing/like-it: no shipped capture of that name"
+        f" (the shipped captures: the ENGINE/NAME folders of {CORPUS_DIR})\n"
+    )

@@ -38,9 +38,64 @@ def _usage(message: str) -> Exception:
     return UsageProblem(message)
 
 
+CORPUS_PREFIX = "corpus:"
+
+
+def capture_path(given: Path) -> Path:
+    """What ``replay FILE`` names: a file or folder here, or a capture shipped with turngate (its corpus,
+    inside the package when installed): ``corpus:ENGINE/NAME`` always, and ``ENGINE/NAME`` or
+    ``corpus/ENGINE/NAME`` (as the README writes it) when no such path exists here. Anything else that
+    does not exist is one line naming it, with the nearest names."""
+    from turngate.tools.drift.sources import CORPUS_DIR, shipped_capture
+
+    text = str(given)
+    if text.startswith(CORPUS_PREFIX):
+        name = text[len(CORPUS_PREFIX) :].strip("/")
+        found = shipped_capture(name)
+        if found is None:
+            near = (
+                _did_you_mean(given, name)
+                or f" (the shipped captures: the ENGINE/NAME folders of {CORPUS_DIR})"
+            )
+            raise _usage(f"replay {text}: no shipped capture of that name{near}")
+        return found
+    if given.exists():
+        return given
+    name = text.removeprefix("corpus/")
+    found = shipped_capture(name)
+    if found is not None:
+        print(visible(f"replay: no {text} here: the shipped capture {CORPUS_PREFIX}{name}"), file=sys.stderr)
+        return found
+    raise _usage(f"replay {text}: no such file or folder{_did_you_mean(given, name)}")
+
+
+def _did_you_mean(given: Path, name: str) -> str:
+    """``; did you mean X?``: a near file beside ``given``, or a near shipped capture; else nothing."""
+    import difflib
+
+    from turngate.tools.drift.sources import shipped_names
+
+    near: list[str] = []
+    folder = given.parent
+    if not str(given).startswith(CORPUS_PREFIX) and folder.is_dir():
+        try:
+            here = [entry.name for entry in folder.iterdir()]
+        except OSError:
+            here = []
+        near += [
+            str(folder / found) for found in difflib.get_close_matches(given.name, here, n=2, cutoff=0.7)
+        ]
+    shipped = shipped_names()
+    by_name = {entry.rsplit("/", 1)[-1]: entry for entry in shipped}
+    close = difflib.get_close_matches(name, shipped, n=2, cutoff=0.7)
+    close += [by_name[found] for found in difflib.get_close_matches(name, list(by_name), n=2, cutoff=0.7)]
+    near += [CORPUS_PREFIX + entry for entry in dict.fromkeys(close)]
+    return f"; did you mean {' or '.join(near[:3])}?" if near else ""
+
+
 def capture_from_args(args: argparse.Namespace) -> Capture:
     """A capture folder, or raw output files with the context given as options."""
-    path: Path = args.file
+    path = capture_path(args.file)
     if path.is_dir():
         try:
             capture = load_capture(path)
@@ -349,7 +404,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     replay = commands.add_parser(
         "replay", help="a captured engine stream through the reference readers, detector and gate"
     )
-    replay.add_argument("file", type=Path, metavar="FILE", help="the engine's stdout, or a capture folder")
+    replay.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="the engine's stdout, a capture folder, or a capture shipped with turngate:"
+        " corpus:ENGINE/NAME (corpus:codex/marker-echo-in-tool-output)",
+    )
     replay.add_argument("--engine", choices=ENGINES)
     replay.add_argument(
         "--call", type=int, metavar="N", help="for a fake-engine call log: the N-th call (default last)"

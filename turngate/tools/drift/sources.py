@@ -29,6 +29,16 @@ CORPUS_DIR: Final = data_dir("corpus")
 TURN_TIMEOUT_SEC: Final = 10.0
 
 
+def shipped_names(root: Path = CORPUS_DIR) -> list[str]:
+    """The shipped captures' names, ``ENGINE/NAME`` (their folders under the corpus)."""
+    return sorted(f"{path.parent.parent.name}/{path.parent.name}" for path in root.glob("*/*/capture.yaml"))
+
+
+def shipped_capture(name: str, root: Path = CORPUS_DIR) -> Path | None:
+    """The folder of the shipped capture ``ENGINE/NAME``; None when the corpus has none of that name."""
+    return root / name if name in shipped_names(root) else None
+
+
 def corpus_captures(root: Path = CORPUS_DIR, engines: Iterable[str] | None = None) -> list[Capture]:
     wanted = set(engines) if engines else None
     folders = sorted(path.parent for path in root.glob("*/*/capture.yaml"))
