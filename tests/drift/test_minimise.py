@@ -6,6 +6,7 @@ import io
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +14,8 @@ from tests.drift.conftest import QUESTION, Play
 from turngate.cli.main import main
 from turngate.judge.case_run import run_case
 from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog.checks import CONVENTION, REFERENCE
+from turngate.judge.catalog.sentences import sentences
 from turngate.judge.targets import parse_target
 from turngate.tools.drift.capture import Capture, load_capture
 from turngate.tools.drift.field_play import target_decider
@@ -115,3 +118,42 @@ def test_replay_expect_and_minimise_on_the_command_line(tmp_path: Path) -> None:
     assert "NOT as expected: succeeded" in out.getvalue()
     assert "minimised to" in out.getvalue()
     assert len(list(tmp_path.rglob("*.yaml"))) == 1
+
+
+def test_with_the_users_own_expectation_the_scenario_cites_the_user_never_a_spec_sentence(
+    tmp_path: Path,
+) -> None:
+    # The reference decides waiting_user on the echo (as the spec says); the user expects otherwise.
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        assert main(["replay", str(ECHO), "--expect", "succeeded", "--minimise", str(tmp_path)]) == 1
+    [written] = list(tmp_path.rglob("*.yaml"))
+    [scenario] = load_catalog(tmp_path, paths=[written])
+    assert scenario.id.startswith("engine-format/user-expectation/capture-codex-")
+    assert "the user expects succeeded, not waiting_user" in scenario.title
+    assert scenario.by == {"state": CONVENTION, "error_code": REFERENCE}
+    assert not set(scenario.by.values()) & set(sentences())
+    assert "not the spec" in scenario.source["file"]
+    assert "--expect succeeded" in scenario.source["heading"]
+    document = yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert document["provenance"]["expected_by"].startswith("the user: turngate replay --expect succeeded")
+    assert document["provenance"]["written_by"] == "turngate replay --expect --minimise"
+    assert "decided_wrongly_by" not in document["provenance"]
+    # Run: the user's expectation is a convention difference, not a spec failure; enforced, it fails.
+    connector = parse_target("reference").connector()
+    result = run_case(scenario, "codex", connector)
+    assert result.outcome == "passed", result.message
+    [difference] = [d for d in result.differences if d["key"] == "state"]
+    assert difference["authority"] == CONVENTION
+    assert difference["severity"] == "informational"
+    assert difference["level"] is None
+    assert run_case(scenario, "codex", connector, conventions="turngate").outcome == "failed"
+
+
+def test_with_the_users_expectation_and_an_error_code_both_checks_are_the_users(tmp_path: Path) -> None:
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        code = main(["replay", str(ECHO), "--expect", "failed/OUTPUT_NOT_FOUND", "--minimise", str(tmp_path)])
+    assert code == 1
+    [written] = list(tmp_path.rglob("*.yaml"))
+    [scenario] = load_catalog(tmp_path, paths=[written])
+    assert scenario.by == {"state": CONVENTION, "error_code": CONVENTION}
+    assert scenario.steps[0].expect == {"state": "failed", "error_code": "OUTPUT_NOT_FOUND"}

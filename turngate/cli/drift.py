@@ -250,6 +250,7 @@ def replay_command(args: argparse.Namespace) -> int:
             mutator=None,
             decider_name=name,
             original_lines=len(lines_of(capture)),
+            user_expectation=args.expect,  # the user's, never cited as a spec sentence
         )
         written = write_scenario(document, args.minimise)
         print(f"minimised to {len(lines_of(small))} of {len(lines_of(capture))} lines: {written}")
@@ -424,7 +425,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     replay.add_argument("--gemini-mode", choices=("json", "stream-json"), help="default: detected")
     replay.add_argument("--json", action="store_true", help="everything the replay saw, as JSON")
     _target_arguments(replay, "also play the capture through a fake engine against this target")
-    replay.add_argument("--expect", metavar="STATE[/CODE]", help="the decision the spec requires here")
+    replay.add_argument(
+        "--expect",
+        metavar="STATE[/CODE]",
+        help="the decision you expect here: exit 1 when not; with --minimise the scenario cites it as"
+        " your expectation (backed by convention), not as a spec sentence",
+    )
     replay.add_argument(
         "--minimise",
         type=Path,

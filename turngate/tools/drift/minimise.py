@@ -17,6 +17,7 @@ from typing import Any, Final, TypeVar
 
 import yaml
 
+from turngate.judge.catalog.checks import CONVENTION, REFERENCE
 from turngate.tools.drift.capture import Capture
 from turngate.tools.drift.mutators import Mutator
 from turngate.tools.drift.sweep import Decider, Seen
@@ -125,6 +126,19 @@ _MARKER_MUTATORS: Final = frozenset(
 )
 
 
+def _user_source(expectation: str) -> dict[str, str]:
+    """The ``source`` of a scenario whose decision is the user's own expectation: no spec words."""
+    return {
+        "file": "(the user's expectation, not the spec)",
+        "heading": f"turngate replay --expect {expectation}",
+        "quote": (
+            f"The user expects the decision {expectation} on these bytes: the user's own expectation, not"
+            " a sentence of the spec. Its checks are backed by `convention`: informational unless a"
+            " convention set is enforced (--conventions NAME).\n"
+        ),
+    }
+
+
 def scenario_document(
     capture: Capture,
     *,
@@ -133,34 +147,58 @@ def scenario_document(
     mutator: Mutator | None,
     decider_name: str,
     original_lines: int,
+    user_expectation: str | None = None,
 ) -> dict[str, Any]:
-    """A catalog scenario that plays the minimised bytes and expects the spec's decision."""
+    """A catalog scenario that plays the minimised bytes and expects the spec's decision.
+
+    ``user_expectation``: the decision is the user's (``turngate replay --expect STATE[/CODE]``), not the
+    spec's. The catalog has no authority for a user's expectation, so its checks cite ``convention`` (a
+    choice the spec leaves open, enforced only with ``--conventions``), never a spec sentence, and the
+    scenario says whose expectation it is in its ID (``engine-format/user-expectation/...``), title,
+    source and provenance.
+    """
     digest = hashlib.sha256(capture.stdout + b"\0" + capture.stderr).hexdigest()[:8]
     what = mutator.name if mutator else "capture"
     turn = capture.raw_turn()
     runtime: dict[str, Any] = {"mode": capture.mode, "profile": "resumable"}
+    by_user = user_expectation is not None
+    provenance = {
+        "from": capture.name,
+        "mutator": what,
+        # "wrongly" by the spec; by a user's expectation, only otherwise
+        ("decided_otherwise_by" if by_user else "decided_wrongly_by"): decider_name,
+        "observed": observed.label(),
+        "minimised": f"{len(lines_of(capture))} of {original_lines} lines",
+        "written_by": "turngate replay --expect --minimise" if by_user else "turngate drift --minimise",
+    }
+    if by_user:
+        provenance["expected_by"] = (
+            f"the user: turngate replay --expect {user_expectation} (not the spec's words)"
+        )
     document: dict[str, Any] = {
-        "id": f"engine-format/drift/{what}-{capture.engine}-{digest}",
+        "id": f"engine-format/{'user-expectation' if by_user else 'drift'}/{what}-{capture.engine}-{digest}",
         "title": (
             f"{capture.engine} - {what} on {capture.name}, minimised: "
-            f"the decision must be {expected.label()}, not {observed.label()}"
+            + (
+                f"the user expects {expected.label()}, not {observed.label()} (the user's expectation,"
+                " not the spec's)"
+                if by_user
+                else f"the decision must be {expected.label()}, not {observed.label()}"
+            )
         ),
-        "provenance": {
-            "from": capture.name,
-            "mutator": what,
-            "decided_wrongly_by": decider_name,
-            "observed": observed.label(),
-            "minimised": f"{len(lines_of(capture))} of {original_lines} lines",
-            "written_by": "turngate drift --minimise",
-        },
-        "source": dict(_MARKER_SOURCE if what in _MARKER_MUTATORS else _VARIANT_SOURCE),
+        "provenance": provenance,
+        "source": (
+            _user_source(str(user_expectation))
+            if by_user
+            else dict(_MARKER_SOURCE if what in _MARKER_MUTATORS else _VARIANT_SOURCE)
+        ),
         "level": "MUST",
         "tags": {"kind": "hazard", "engines": [capture.engine], "capabilities": ["events"]},
         "runtime": runtime,
         "engine_script": {"turns": [turn]},
         "by": {
-            "state": _state_authority(what, expected.state, capture.mode),
-            "error_code": "reference" if expected.error_code is None else "convention",
+            "state": CONVENTION if by_user else _state_authority(what, expected.state, capture.mode),
+            "error_code": REFERENCE if expected.error_code is None else CONVENTION,
         },
         "steps": [{"start": None, "expect": {"state": expected.state, "error_code": expected.error_code}}],
     }
