@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -56,6 +57,9 @@ def fails_run(outcome: str, *, allow_partial: bool = False) -> bool:
 BREAKS: Final = frozenset({"failed", "non-strict"})
 Severity = Literal["failed", "non-strict", "informational", "unverified", "reference"]
 SEVERITIES: Final = ("failed", "non-strict", "informational", "unverified", "reference")
+
+# Half a surrogate pair: no Unicode text (``_as_text``).
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 
 # Observation fields a target may be unable to show. In an observed step of format 2
 # (``decision_record.OBSERVED_FORMAT``), what a target cannot show is only what its connector declares
@@ -381,7 +385,7 @@ def _check(
     match key:
         case "state" | "error_code" | "reason_code" | "attempts" | "slot_held" | "data":
             want = named(expected, key)
-            if seen.get(key) != want:
+            if _as_text(seen.get(key)) != _as_text(want):
                 yield _Miss(key, want, seen.get(key))
         case "state_not":
             # A relation where the spec names no state: the run is in none of these (an auto run
@@ -546,12 +550,13 @@ def _check_required_event(seen: Mapping[str, Any], *, legacy: bool) -> Iterator[
 
 
 def _subset(expected: Any, actual: Any) -> bool:
-    """Equal, except that an object may carry more keys than expected (enrichment MAY add fields)."""
+    """Equal (as ``_as_text`` reads text), except that an object may carry more keys than expected
+    (enrichment MAY add fields)."""
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and all(
             name in actual and _subset(value, actual[name]) for name, value in expected.items()
         )
-    return bool(expected == actual)
+    return bool(_as_text(expected) == _as_text(actual))
 
 
 def _check_pending(
@@ -572,8 +577,24 @@ def _check_pending(
 
 def _trimmed(field: str, value: Any) -> Any:
     """A prompt compared without the whitespace around it: "from final assistant message" (Decision 5)
-    holds whether a server keeps the engine's line end (iflow prints one) or trims it."""
+    holds whether a server keeps the engine's line end (iflow prints one) or trims it. Text compared
+    as ``_as_text`` reads it."""
+    value = _as_text(value)
     return value.strip() if field == "prompt" and isinstance(value, str) else value
+
+
+def _as_text(value: Any) -> Any:
+    """Strings (in lists and objects too) with each lone surrogate read as U+FFFD. Half a surrogate
+    pair (``\\ud83d``: a Node CLI that cut a string inside an emoji) is no Unicode text: a server may
+    keep it, or store U+FFFD (as a UTF-8 decoder does). The spec sets no encoding: both are the text
+    the engine sent, and a check never tells them apart."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list | tuple):
+        return [_as_text(item) for item in value]
+    if isinstance(value, Mapping):
+        return {_as_text(name): _as_text(item) for name, item in value.items()}
+    return value
 
 
 def _check_history(
