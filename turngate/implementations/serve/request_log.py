@@ -2,10 +2,11 @@
 
     GET /v1/jobs/run-3f2a9c/interaction/pending 200 1.9 ms
 
-A line is written when the response has ended, so an event stream's line comes when the stream
-closes and its time is how long it stayed open. The target is written as the client sent it,
-percent-encoding kept, with any other byte that is not printable ASCII written visibly (``\\x1b``),
-so one request is always one line and no request can write to the terminal.
+A line is written when the response has ended (its last byte sent, or the request given up): the
+lines come in the order the responses ended, an event stream's when the stream closed, its time
+how long it stayed open. The target is written as the client sent it, percent-encoding kept, with
+any other byte that is not printable ASCII written visibly (``\\x1b``), so one request is always
+one line and no request can write to the terminal.
 
 The lines are written by a thread of their own from a bounded queue: a stderr that nobody reads
 (a pipe its reader never drains) must not stall a request. Past the bound, lines are dropped and
@@ -105,14 +106,23 @@ class LoggedRequests:
             return
         started = time.perf_counter()
         status = 500
+        logged = False
+
+        def log() -> None:
+            nonlocal logged
+            if not logged:
+                logged = True
+                self.log.line(request_line(scope, status, (time.perf_counter() - started) * 1000))
 
         async def sending(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                log()  # now, before the event loop runs the client's next request
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            self.log.line(request_line(scope, status, (time.perf_counter() - started) * 1000))
+            log()  # a response that never ended: the app failed, or the client went away
