@@ -83,7 +83,9 @@ def build_service(options: ServeOptions) -> JobService:
         from turngate.engines.fake.install import install
 
         bin_dir = data / "bin"
-        install(bin_dir)
+        # Their session state goes with the server's data, not into the scripts folder (their own
+        # default), which may be a checkout; TURNGATE_STATE in the environment still wins.
+        install(bin_dir, state=data / "engine-state")
     env = dict(os.environ)
     if options.scripts is not None:
         env["TURNGATE_SCRIPTS"] = str(options.scripts.resolve())
