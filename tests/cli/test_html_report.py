@@ -11,13 +11,19 @@ a person would.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.cli.conftest import BROKEN
 from tests.turngate_cli import turngate as _turngate
-from turngate.judge.html_report import ReportColumns, render
+from turngate.judge.html_report import SYMBOLS, ReportColumns, cell_anchor, render
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 FLAGS = (
@@ -150,3 +156,185 @@ def test_in_chromium_the_cells_open_their_differences_and_the_filters_hide_rows(
         assert screenshot.stat().st_size > 10_000
     finally:
         driver.quit()
+
+
+# Pages made here, from reports written by hand: what opens first, the "changed" filter, the anchors.
+
+
+def _case(scenario_id: str, engine: str, outcome: str) -> dict[str, object]:
+    return {
+        "scenario_id": scenario_id,
+        "engine": engine,
+        "capability": scenario_id.split("/")[0],
+        "outcome": outcome,
+        "level": "MUST",
+        "differences": [],
+    }
+
+
+def _report(label: str, outcomes: dict[tuple[str, str], str], **header: object) -> ReportColumns:
+    cases = [_case(scenario, engine, outcome) for (scenario, engine), outcome in outcomes.items()]
+    return ReportColumns(label, {"target": "reference", **header}, cases, {})
+
+
+# A partial cell comes first in the page (a/r/one on codex), a failed one after it (a/r/two on gemini).
+BEFORE = {
+    ("a/r/one", "codex"): "partial",
+    ("a/r/one", "gemini"): "passed",
+    ("a/r/two", "codex"): "passed",
+    ("a/r/two", "gemini"): "failed",
+    ("b/r/three", "codex"): "passed",
+    ("b/r/three", "gemini"): "passed",
+}
+AFTER = {**BEFORE, ("a/r/two", "gemini"): "passed", ("b/r/three", "codex"): "non-strict"}
+
+
+def _write(folder: Path, name: str, *reports: ReportColumns) -> Path:
+    path = folder / name
+    path.write_text(render(list(reports)), encoding="utf-8")
+    return path
+
+
+def test_a_partial_cell_fails_unless_its_run_accepts_partial_and_stays_visibly_partial() -> None:
+    failing = render([_report("r.jsonl", BEFORE)])
+    assert '<td id="r1/codex/a/r/one" class="cell partial fails"' in failing
+    assert '<td id="r1/gemini/a/r/two" class="cell failed fails"' in failing
+    for accepted in ("true", True):  # the run's properties (run --html), a saved JSON Lines header
+        page = render([_report("r.jsonl", BEFORE, allow_partial=accepted)])
+        assert '<td id="r1/codex/a/r/one" class="cell partial"' in page
+        assert '<td id="r1/gemini/a/r/two" class="cell failed fails"' in page
+    assert 'class="cell partial fails"' in render([_report("r.jsonl", BEFORE, allow_partial="false")])
+
+
+def test_the_legend_explains_every_mark_and_colour_on_the_page() -> None:
+    page = render([_report("before.jsonl", BEFORE), _report("after.jsonl", AFTER, allow_partial="true")])
+    legend = page[page.index('<div class="legend"') : page.index("</div>", page.index('<div class="legend"'))]
+    for outcome in (
+        "failed",
+        "errored",
+        "unreached",
+        "partial",
+        "non-strict",
+        "ambiguous",
+        "passed",
+        "skipped",
+    ):
+        assert f"{SYMBOLS[outcome]}</span> <b>{outcome}" in legend
+    assert "<b>partial, accepted</b>" in legend  # after.jsonl accepts partial, before.jsonl does not
+    assert "·</span> <b>no case</b>" in legend
+    assert "<b>red bar</b>: under a cell: that case fails its run" in legend
+    assert "<b>blue outline</b>" in legend
+    assert "known (baseline)" not in legend  # no baseline here
+
+
+def test_every_cell_has_a_stable_anchor_a_link_and_hostile_ids_cannot_break_out() -> None:
+    assert cell_anchor(0, "codex", "a/r/one") == "r1/codex/a/r/one"
+    hostile = cell_anchor(1, "codex", 'x" onmouseover="alert(1) \ud800#')
+    assert hostile.startswith("r2/codex/x%22%20onmouseover%3D")
+    assert all(char.isalnum() or char in "/._-%" for char in hostile)
+    page = render([_report("r.jsonl", BEFORE)])
+    assert 'href="#r1/gemini/a/r/two" title="a link to this cell: the page opens it"' in page
+    # Stable: the same anchors every time the page is made, and a report's stay when another joins it.
+    anchors = re.findall(r'<td id="([^"]+)"', page)
+    assert len(anchors) == len(BEFORE)
+    assert re.findall(r'<td id="([^"]+)"', render([_report("r.jsonl", BEFORE)])) == anchors
+    two = re.findall(r'<td id="([^"]+)"', render([_report("r.jsonl", BEFORE), _report("s.jsonl", AFTER)]))
+    assert set(anchors) < set(two)
+
+
+def test_rows_are_marked_changed_only_where_an_outcome_differs_between_the_reports() -> None:
+    page = render([_report("before.jsonl", BEFORE), _report("after.jsonl", AFTER)])
+    changed = [line for line in page.split("<tr ") if "data-changed" in line.split(">", 1)[0]]
+    assert [line.split('class="sid">', 1)[1].split("<", 1)[0] for line in changed] == ["a/r/two", "b/r/three"]
+    assert 'id="changed"' in page
+    assert 'id="changed"' not in render([_report("before.jsonl", BEFORE)])  # one report: nothing to compare
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    options, service = _browser()
+    from selenium import webdriver
+
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('profile')}")
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _chosen(driver: WebDriver) -> list[str | None]:
+    from selenium.webdriver.common.by import By
+
+    return [cell.get_attribute("id") for cell in driver.find_elements(By.CSS_SELECTOR, "td.cell.chosen")]
+
+
+def test_in_chromium_the_page_opens_the_first_failed_cell_not_the_first_partial_one(
+    chromium: WebDriver, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    chromium.get(_write(tmp_path, "page.html", _report("before.jsonl", BEFORE)).as_uri())
+    assert _chosen(chromium) == ["r1/gemini/a/r/two"]
+    assert "a/r/two [gemini]" in chromium.find_element(By.ID, "panel").text
+    # Nothing failed: the first partial cell opens.
+    no_failure = {**BEFORE, ("a/r/two", "gemini"): "passed"}
+    chromium.get(_write(tmp_path, "partial.html", _report("p.jsonl", no_failure)).as_uri())
+    assert _chosen(chromium) == ["r1/codex/a/r/one"]
+    # An errored or unreached cell is a failure too, ahead of a partial one before it.
+    unreached = {**no_failure, ("b/r/three", "gemini"): "unreached"}
+    chromium.get(_write(tmp_path, "unreached.html", _report("u.jsonl", unreached)).as_uri())
+    assert _chosen(chromium) == ["r1/gemini/b/r/three"]
+
+
+def test_in_chromium_the_changed_filter_shows_only_the_rows_that_differ(
+    chromium: WebDriver, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = _write(tmp_path, "two.html", _report("before.jsonl", BEFORE), _report("after.jsonl", AFTER))
+    chromium.get(page.as_uri())
+    rows = chromium.find_elements(By.CSS_SELECTOR, "tr.case")
+    assert len([row for row in rows if row.is_displayed()]) == 3
+    chromium.find_element(By.ID, "changed").click()
+    shown = [row.find_element(By.CSS_SELECTOR, "th").text for row in rows if row.is_displayed()]
+    assert shown == ["a/r/two", "b/r/three"]
+    assert chromium.find_element(By.ID, "shown").text == "2 of 3 scenarios shown"
+    # With an outcome filter too: the changed rows that have a non-strict cell.
+    for outcome in ("failed", "partial", "passed"):
+        chromium.find_element(By.CSS_SELECTOR, f"input[name=outcome][value={outcome}]").click()
+    assert [row.find_element(By.CSS_SELECTOR, "th").text for row in rows if row.is_displayed()] == [
+        "b/r/three"
+    ]
+    groups = [
+        group.text for group in chromium.find_elements(By.CSS_SELECTOR, "tr.group") if group.is_displayed()
+    ]
+    assert groups == ["B"]  # a capability with no row left is hidden with its rows (shown upper-case)
+    chromium.find_element(By.ID, "changed").click()
+    assert chromium.find_element(By.ID, "shown").text == "1 of 3 scenarios shown"
+
+
+def test_in_chromium_an_anchor_opens_its_cell_and_a_chosen_cell_becomes_the_address(
+    chromium: WebDriver, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = _write(tmp_path, "anchors.html", _report("before.jsonl", BEFORE), _report("after.jsonl", AFTER))
+    chromium.get(page.as_uri() + "#r2/codex/b/r/three")
+    assert _chosen(chromium) == ["r2/codex/b/r/three"]  # not the first failed cell: the link wins
+    panel = chromium.find_element(By.ID, "panel")
+    assert "b/r/three [codex]" in panel.text
+    assert "after.jsonl" in panel.text
+    link = panel.find_element(By.CSS_SELECTOR, "a.cell-link")
+    assert link.get_attribute("href") == page.as_uri() + "#r2/codex/b/r/three"
+    # The same page, another fragment (no reload): that cell opens.
+    chromium.get(page.as_uri() + "#r1/codex/a/r/one")
+    assert _chosen(chromium) == ["r1/codex/a/r/one"]
+    # A cell the reader picks is the page's address from then on, to copy and share.
+    chromium.find_element(By.ID, "r2/gemini/a/r/one").click()
+    assert chromium.execute_script("return window.location.hash") == "#r2/gemini/a/r/one"
+    assert _chosen(chromium) == ["r2/gemini/a/r/one"]
+    # A fragment that names no cell: the first failed cell, as without one.
+    chromium.get(page.as_uri() + "#no/such/cell")
+    chromium.refresh()
+    assert _chosen(chromium) == ["r1/gemini/a/r/two"]

@@ -8,6 +8,15 @@ can be mailed, attached to CI, opened from disk. A run against a baseline
 (``--baseline``) shows its known failing cases apart ("known (baseline)"), and
 the cases whose known difference is gone ("fixed"), with the entries named.
 
+What fails a run is ``verdict.fails_run``: a cell that fails it is marked so (a red bar under it),
+partial included unless its report accepts partial (the header's ``allow_partial``, from
+``--allow-partial``); a failing partial cell stays visibly partial (◐, tinted), not a failed one.
+The page opens the first cell that failed (failed, errored, unreached, or fixed against a
+baseline), else the first partial one; a legend explains every mark and colour. Each cell has a
+stable anchor (``r1/codex/<scenario id>``: report, engine, scenario): the page opened with
+``#<anchor>`` opens that cell, and the cell's panel offers its link. With two reports or more, a
+filter keeps the rows whose outcome changed between them.
+
 Everything from a report (messages, captured values) is escaped here, in
 Python, before it reaches the page: a hostile capture cannot script the page.
 The differences are rendered generically (step, key, expected, actual,
@@ -25,9 +34,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote
 
 from turngate.base.hostile_text import shown_safe
 from turngate.judge.catalog import ENGINES
+from turngate.judge.verdict import fails_run
 
 if TYPE_CHECKING:
     from turngate.judge.baseline import Comparison
@@ -64,6 +75,40 @@ SYMBOLS: Final = {
 # ("fixed": it fails the run until the baseline drops it). A case failing for a new one keeps its outcome.
 SHOWN_APART: Final = frozenset({"known", "fixed"})
 LABELS: Final = {"known": "known (baseline)", "fixed": "fixed (baseline)"}
+# The legend: what each mark means (partial's depends on the run: _legend).
+MEANINGS: Final = {
+    "failed": "a MUST broken: fails the run",
+    "errored": "the case could not be run: fails the run",
+    "unreached": "not run: the target stopped answering: fails the run",
+    "fixed": "a difference the baseline lists is gone: fails the run until the baseline drops it",
+    "known": "fails only for differences the baseline lists: let through, not failing the run",
+    "non-strict": "a SHOULD broken: does not fail the run",
+    "ambiguous": "holds under some reading of an ambiguous sentence, breaks another: does not fail the run",
+    "passed": "every check held",
+    "skipped": "not run: the target cannot show what the case needs",
+}
+
+
+def accepts_partial(report: ReportColumns) -> bool:
+    """The run was judged with --allow-partial: its header's ``allow_partial`` ("true" in the run's
+    properties, true in a saved JSON Lines header). Anything else: partial fails the run."""
+    value = report.header.get("allow_partial")
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def cell_fails(outcome: str, *, allow_partial: bool) -> bool:
+    """Whether a cell showing ``outcome`` fails the run: the run's own rule (``fails_run``), and a
+    baseline's "fixed" (failing until the baseline drops it); "known" is let through."""
+    if outcome in SHOWN_APART:
+        return outcome == "fixed"
+    return fails_run(outcome, allow_partial=allow_partial)
+
+
+def cell_anchor(report_index: int, engine: str, scenario_id: str) -> str:
+    """A cell's stable id, usable as a URL fragment as it is: ``r1/codex/<scenario id>`` (the report's
+    place, from 1, then the engine and the scenario), anything but ``[A-Za-z0-9._/-]`` percent-encoded."""
+    text = f"r{report_index + 1}/{engine}/{scenario_id}"
+    return quote(text, safe="/._-", errors="surrogatepass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +173,7 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
     capabilities = sorted(set(scenarios.values()))
     outcomes_seen = [o for o in OUTCOME_ORDER if any(shown_outcome(c) == o for r in reports for c in r.cases)]
 
+    accepting = [accepts_partial(report) for report in reports]
     head = ['<tr><th class="sid" rowspan="2">scenario</th>']
     head += [
         f'<th class="set" colspan="{len(engines)}" title="{_e(report.label)}; {_e(_describe(report))}">'
@@ -156,20 +202,24 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
             for engine in engines:
                 found = cells_of_report.get((scenario_id, engine))
                 if found is None:
-                    cells.append('<td class="cell none">·</td>')
+                    cells.append('<td class="cell none" title="not in this report">·</td>')
                     continue
                 outcome = shown_outcome(found)
                 row_outcomes.add(outcome)
                 detail_id = f"d{len(details)}"
-                details.append(_detail(detail_id, reports[index], found))
-                label = LABELS.get(outcome, outcome)
+                anchor = cell_anchor(index, engine, scenario_id)
+                fails = cell_fails(outcome, allow_partial=accepting[index])
+                details.append(_detail(detail_id, reports[index], found, anchor=anchor, fails=fails))
+                label = LABELS.get(outcome, outcome) + (": fails the run" if fails else "")
                 cells.append(
-                    f'<td class="cell {_e(outcome)}" data-outcome="{_e(outcome)}" data-detail="{detail_id}"'
+                    f'<td id="{_e(anchor)}" class="cell {_e(outcome)}{" fails" if fails else ""}"'
+                    f' data-outcome="{_e(outcome)}" data-detail="{detail_id}"'
                     f' tabindex="0" title="{_e(label)}">{SYMBOLS.get(outcome, "•")}</td>'
                 )
         outcomes = " ".join(sorted(row_outcomes))
+        changed = " data-changed" if _changed(by_cell, scenario_id, engines) else ""
         rows.append(
-            f'<tr class="case" data-capability="{_e(capability)}" data-outcomes="{_e(outcomes)}">'
+            f'<tr class="case" data-capability="{_e(capability)}" data-outcomes="{_e(outcomes)}"{changed}>'
             f'<th class="sid">{_e(scenario_id)}</th>{"".join(cells)}</tr>'
         )
 
@@ -178,6 +228,12 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
         f" {SYMBOLS[o]} {_e(LABELS.get(o, o))}</label>"
         for o in outcomes_seen
     )
+    if len(reports) > 1:
+        outcome_filters += (
+            '<label class="pill" title="only the rows where a scenario on an engine has another outcome'
+            ' in one report than in another (an engine a report did not run is not compared)">'
+            '<input type="checkbox" id="changed"> changed between reports</label>'
+        )
     capability_options = "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in capabilities)
     generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     interrupted = [report.label for report in reports if report.footer.get("interrupted")]
@@ -193,12 +249,85 @@ def render(reports: Sequence[ReportColumns], *, title: str = "turngate report") 
         warning=warning,
         outcome_filters=outcome_filters,
         capability_options=capability_options,
+        legend=_legend(reports, accepting),
         head="".join(head),
         rows="".join(rows),
         details="".join(details),
         style=STYLE_PATH.read_text(encoding="utf-8"),
         script=SCRIPT_PATH.read_text(encoding="utf-8"),
     )
+
+
+def _changed(
+    by_cell: Sequence[Mapping[tuple[str, str], Mapping[str, Any]]], scenario_id: str, engines: Sequence[str]
+) -> bool:
+    """A scenario's outcome differs between the reports on some engine (the case's own outcome, not a
+    baseline's view of it); an engine only one report ran is not compared."""
+    for engine in engines:
+        seen = {
+            str(cells[(scenario_id, engine)]["outcome"])
+            for cells in by_cell
+            if (scenario_id, engine) in cells
+        }
+        if len(seen) > 1:
+            return True
+    return False
+
+
+def _legend(reports: Sequence[ReportColumns], accepting: Sequence[bool]) -> str:
+    """Every mark a cell can carry, its colour (a sample cell in the page's own style) and its meaning."""
+    baseline = any(case.get("baseline") in SHOWN_APART for report in reports for case in report.cases)
+    items = []
+    for outcome in OUTCOME_ORDER:
+        if outcome in SHOWN_APART and not baseline:
+            continue
+        if outcome == "partial":
+            if not all(accepting):
+                items.append(
+                    _legend_item(
+                        "partial fails",
+                        SYMBOLS[outcome],
+                        "partial",
+                        "MUST checks the target could not all show: fails the run (partial not accepted)",
+                    )
+                )
+            if any(accepting):
+                accepted = ", ".join(_short(r.label) for r, ok in zip(reports, accepting, strict=True) if ok)
+                items.append(
+                    _legend_item(
+                        "partial",
+                        SYMBOLS[outcome],
+                        "partial, accepted",
+                        f"the same, in a run that accepts partial (--allow-partial: {accepted}): not failing",
+                    )
+                )
+            continue
+        fails = cell_fails(outcome, allow_partial=True)
+        items.append(
+            _legend_item(
+                f"{outcome}{' fails' if fails else ''}",
+                SYMBOLS[outcome],
+                LABELS.get(outcome, outcome),
+                MEANINGS[outcome],
+            )
+        )
+    items.append(
+        _legend_item("none", "·", "no case", "the report has no such case (not run, or not selected)")
+    )
+    items.append(
+        _legend_item("fails", "&nbsp;", "red bar", "under a cell: that case fails its run", raw=True)
+    )
+    items.append(
+        _legend_item(
+            "chosen", "&nbsp;", "blue outline", "the cell whose differences the panel shows", raw=True
+        )
+    )
+    return f'<div class="legend" id="legend"><strong>Legend</strong><ul>{"".join(items)}</ul></div>'
+
+
+def _legend_item(classes: str, mark: str, name: str, meaning: str, *, raw: bool = False) -> str:
+    shown = mark if raw else _e(mark)
+    return f'<li><span class="sample cell {_e(classes)}">{shown}</span> <b>{_e(name)}</b>: {_e(meaning)}</li>'
 
 
 def _e(value: object) -> str:
@@ -249,19 +378,26 @@ def _describe(report: ReportColumns) -> str:
     parts = [
         f"{key}: {header[key]}" for key in ("target", "turngate_version", "started_at") if header.get(key)
     ]
+    parts.append("partial accepted (--allow-partial)" if accepts_partial(report) else "partial fails the run")
     return "; ".join(parts)
 
 
-def _detail(detail_id: str, report: ReportColumns, case: Mapping[str, Any]) -> str:
-    """The panel a cell opens: the case, then every difference with what backs it."""
+def _detail(
+    detail_id: str, report: ReportColumns, case: Mapping[str, Any], *, anchor: str, fails: bool
+) -> str:
+    """The panel a cell opens: the case and the cell's link, then every difference with what backs it."""
     outcome = str(case["outcome"])
     shown = shown_outcome(case)
     badges = f'<span class="badge {_e(outcome)}">{_e(outcome)}</span>'
     if shown != outcome:
         badges += f' <span class="badge {_e(shown)}">{_e(LABELS.get(shown, shown))}</span>'
+    if fails:
+        badges += ' <span class="badge fails-run">fails the run</span>'
     parts = [
         f'<div class="detail" id="{detail_id}" hidden>',
-        f"<h2>{badges} {_e(case['scenario_id'])} [{_e(case['engine'])}]</h2>",
+        f"<h2>{badges} {_e(case['scenario_id'])} [{_e(case['engine'])}]"
+        f' <a class="cell-link" href="#{_e(anchor)}" title="a link to this cell: the page opens it">'
+        "link to this cell</a></h2>",
         f'<p class="meta">{_e(report.label)} · {_e(case.get("level", ""))}'
         f"{' · reading ' + _e(case['reading']) if case.get('reading') else ''}"
         f" · {_e(case.get('duration_sec', ''))} s</p>",
@@ -337,7 +473,7 @@ _PAGE: Final = """<!DOCTYPE html>
 <title>{title}</title><style>{style}</style></head>
 <body>
 <header><h1>{title}</h1><p>Generated by turngate, {generated}. Each cell is one scenario on one engine;
-select it to read its differences and the spec's words behind each.</p></header>
+select it to read its differences and the spec's words behind each, and its link.</p></header>
 {warning}
 <div class="controls">
 <strong>Outcome</strong> {outcome_filters}
@@ -345,6 +481,7 @@ select it to read its differences and the spec's words behind each.</p></header>
 <option value="">all</option>{capability_options}</select></label>
 <span id="shown"></span>
 </div>
+{legend}
 <main>
 <div class="matrix"><table id="matrix"><thead>{head}</thead><tbody>{rows}</tbody></table></div>
 <aside id="panel"><p>Select a cell to see its differences.</p></aside>
