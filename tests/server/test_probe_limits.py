@@ -146,3 +146,13 @@ def test_a_server_that_runs_the_engine_before_answering_holds_no_job_so_neither_
     assert "engine watchdog: not probed (no job can be held)" in said
     assert "slots" not in found.target
     assert "turn_timeout_sec" not in found.target
+
+
+def test_tidying_the_probe_s_jobs_on_a_server_gone_away_names_them_at_once(tmp_path: Path) -> None:
+    from tests.server.test_http_connector import free_port
+
+    gone = f"http://127.0.0.1:{free_port()}"
+    options = http_options({"base_url": gone, "scripts_dir": str(tmp_path)}, None)
+    ledger = Ledger()
+    ledger.add("run-1")
+    assert ledger.tidy(options) == ["run-1"]

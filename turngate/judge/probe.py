@@ -117,7 +117,10 @@ def probe_server(
     finally:  # an error or Ctrl-C included: no job the probe started keeps holding the server
         left = ledger.tidy(options)
         if left:
-            found.say(f"probe jobs canceled but not ended within {TIDY_SEC:g} s: {', '.join(left)}")
+            found.say(
+                f"probe jobs not seen ended within {TIDY_SEC:g} s of their cancel (the server may still"
+                f" hold them): {', '.join(left)}"
+            )
     return found
 
 
@@ -537,7 +540,11 @@ def _command(args: argparse.Namespace) -> int:
 
 def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     command = commands.add_parser(
-        "probe", help="find out what a job-API server offers; write its target file"
+        "probe",
+        help="find out what a job-API server offers; write its target file",
+        description="Run small jobs of turngate's fake engines on a job-API server, print one line"
+        " per finding and what each field it could not find costs, and write the target file"
+        " (docs/probe.md).",
     )
     command.add_argument("--target", required=True, metavar="URL", help="the server, http://HOST:PORT")
     command.add_argument(

@@ -59,26 +59,29 @@ class Ledger:
     def tidy(self, options: HttpOptions, *, wait_sec: float = TIDY_SEC) -> list[str]:
         """Cancel every job not ended yet and wait, bounded, for them to end; those that did not.
 
-        Tidying never raises for the server: one that went away or misanswers has nothing to free,
-        and the jobs it cannot show are named as not ended."""
+        Tidying never raises for the server: a job it misanswers about counts as not ended, and a
+        server that stopped answering ends the tidying at once, with every job not seen ended."""
         transport = Transport(options)
+        open_jobs = list(self.jobs)
         try:
-            open_jobs = [job for job in self.jobs if self._state(transport, job) not in TERMINAL]
+            open_jobs = [job for job in open_jobs if self._state(transport, job) not in TERMINAL]
             for job in open_jobs:
-                with contextlib.suppress(TargetError, TargetUnreachable):
+                with contextlib.suppress(TargetError):
                     transport.call("POST", f"/v1/jobs/{job}/cancel", json={})
             deadline = time.monotonic() + wait_sec
             while open_jobs and time.monotonic() < deadline:
                 open_jobs = [job for job in open_jobs if self._state(transport, job) not in TERMINAL]
                 if open_jobs:
                     time.sleep(0.1)
-            return open_jobs
+        except TargetUnreachable:
+            pass  # nothing answers: nothing more can be canceled, or seen ended
         finally:
             transport.close()
+        return open_jobs
 
     @staticmethod
     def _state(transport: Transport, job: str) -> str | None:
         try:
             return job_state(transport, job)
-        except (TargetError, TargetUnreachable):
+        except TargetError:
             return None
