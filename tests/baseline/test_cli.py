@@ -99,7 +99,7 @@ def test_the_same_failures_against_their_baseline_exit_0_and_show_apart_in_every
     assert saved.returncode == 0, saved.stderr
     both = (known / "both.html").read_text(encoding="utf-8")
     assert both.count('class="cell known"') == 2
-    assert both.count('class="cell failed"') == 2
+    assert both.count('class="cell failed fails"') == 2
     assert "baseline known.yaml: 4 known difference(s) let through, 0 new, 0 fixed" in both
 
 

@@ -136,7 +136,7 @@ def test_turngate_run_takes_a_mutant_and_refuses_it_for_a_server(capsys: pytest.
     assert main(["run", "-k", case, "--engine", "codex", "--jobs", "1"]) == 0
     mutant = "marker-from-tool-output"
     assert main(["run", "-k", case, "--engine", "codex", "--jobs", "1", "--mutant", mutant]) == 1
-    assert "escaped-marker-detection#and2" in capsys.readouterr().err
+    assert "escaped-marker-detection#and2" in capsys.readouterr().out  # beside the table
     assert main(["run", "--target", "cmd:./no-such-program", "--mutant", mutant]) == 2
     assert "only for --target reference" in capsys.readouterr().err
     assert main(["run", "--mutant", "no-such"]) == 2

@@ -8,6 +8,7 @@ for every engine. Playing the operations is `player`'s job.
 
 from __future__ import annotations
 
+from turngate.engines.fake.formats import text_line
 from turngate.engines.fake.frozen import value
 
 TYPE_CHECKING = False
@@ -111,7 +112,8 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
 
 
 def _line(text: str) -> bytes:
-    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    """A stderr step's text as a real CLI prints it, lone surrogates included (``text_line``)."""
+    return text_line(text, 2)[1]
 
 
 def _split(fd: int, data: bytes, parts: int, pause: float) -> list[Operation]:
