@@ -39,14 +39,16 @@ from turngate.judge.case_result import CaseResult
 from turngate.judge.case_run import run_case
 from turngate.judge.catalog import ENGINES, Scenario
 from turngate.judge.targets import Target
-from turngate.judge.verdict import FAILING
+from turngate.judge.verdict import fails_run
 
 OPTION: Final = "--turngate-target"
+ALLOW_PARTIAL: Final = "--turngate-allow-partial"
 # The catalog's node ID; each case's is turngate::ID[engine] (the exploration's turngate::explore[seed=S]).
 NODE: Final = "turngate"
-# Outcomes that are not a failure: a SHOULD-level miss (non-strict) and MUST checks the target could
-# not all show (partial) pass with a warning that says what was not met or not seen.
-# ambiguous: holds under one reading of an ambiguous sentence and breaks another (no --turngate-reading)
+# Outcomes that pass with a warning saying what was not met or not seen: a SHOULD-level miss
+# (non-strict); holding under one reading of an ambiguous sentence and breaking another (ambiguous, no
+# --turngate-reading); and MUST checks the target could not all show (partial), only when the user
+# accepts them (--turngate-allow-partial): else a partial case fails, as verdict.fails_run says.
 PASSED_WITH_NOTE: Final = frozenset({"non-strict", "partial", "ambiguous"})
 
 
@@ -73,6 +75,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a folder of your own scenarios, beside the shipped catalog (repeatable)",
     )
     group.addoption("--turngate-reading", metavar="NAME", help="judge ambiguous scenarios by this reading")
+    group.addoption(
+        ALLOW_PARTIAL,
+        action="store_true",
+        help="accept partial cases (MUST checks the target could not all show) as passing, with a"
+        " warning; by default a partial case fails as a failed one does",
+    )
     group.addoption(
         "--turngate-explore",
         type=int,
@@ -102,7 +110,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if config.getoption(OPTION):
         target, scenarios, engines = _resolve(config)
-        state = _RunState(target, config.getoption("--turngate-reading"), _baseline(config))
+        state = _RunState(
+            target, config.getoption("--turngate-reading"), _baseline(config), config.getoption(ALLOW_PARTIAL)
+        )
         config.stash[_PLAN] = _Plan(state, scenarios, engines)
 
 
@@ -211,11 +221,19 @@ class TurngateCatalog(pytest.Collector):
 
 
 class _RunState:
-    """What the items of one pytest process share: the target, and the first case that found it down
-    (the cases after it are failed at once, as ``turngate run`` reports them unreached)."""
+    """What the items of one pytest process share: the target, how cases are judged, and the first case
+    that found the target down (the cases after it are failed at once, as ``turngate run`` reports them
+    unreached)."""
 
-    def __init__(self, target: Target, reading: str | None, baseline: Baseline | None = None) -> None:
+    def __init__(
+        self,
+        target: Target,
+        reading: str | None,
+        baseline: Baseline | None = None,
+        allow_partial: bool = False,
+    ) -> None:
         self.target, self.reading, self.baseline = target, reading, baseline
+        self.allow_partial = allow_partial
         self.down: CaseResult | None = None
 
 
@@ -295,18 +313,26 @@ class TurngateCase(pytest.Item):
             self.state.down = result
         if result.outcome == "skipped":
             pytest.skip(result.message)
-        if self.state.baseline is not None and self.state.baseline.of(self.scenario.id, self.engine):
-            self._against_baseline(result, check_case(self.state.baseline, Ran.of(result)))
-        if result.outcome in FAILING:
-            raise CaseFailure(result, self._check(result))
+        fails = fails_run(result.outcome, allow_partial=self.state.allow_partial)
+        check = self._check(result)
+        if check is not None and (check.known or check.fixed or check.unverified):  # the baseline lists it
+            self._against_baseline(result, check, fails)
+        if fails:
+            raise CaseFailure(result, check)
         if result.outcome in PASSED_WITH_NOTE:
-            warnings.warn(TurngateNote(f"{self.name}: {result.outcome}: {_first(result)}"), stacklevel=1)
+            accepted = f" (accepted: {ALLOW_PARTIAL})" if result.outcome == "partial" else ""
+            warnings.warn(
+                TurngateNote(f"{self.name}: {result.outcome}{accepted}: {_first(result)}"), stacklevel=1
+            )
 
     def _check(self, result: CaseResult) -> CaseCheck | None:
+        """The case against the baseline, judged as the item is (partial accepted or not)."""
         baseline = self.state.baseline
-        return check_case(baseline, Ran.of(result)) if baseline is not None else None
+        if baseline is None:
+            return None
+        return check_case(baseline, Ran.of(result), allow_partial=self.state.allow_partial)
 
-    def _against_baseline(self, result: CaseResult, check: CaseCheck) -> None:
+    def _against_baseline(self, result: CaseResult, check: CaseCheck, fails: bool) -> None:
         """A case the baseline lists (a strict xfail): returns only when a known difference is gone and
         nothing fails, so that the strict xfail reports XPASS(strict)."""
         self.user_properties.append(("turngate_baseline", str(check.status)))
@@ -315,11 +341,13 @@ class TurngateCase(pytest.Item):
                 raise KnownDifference(result, check)  # the xfail expects exactly this
             case "new":
                 raise CaseFailure(result, check)
-            case "fixed" if result.outcome in FAILING:  # still failing for another known difference
+            case "fixed" if fails:  # still failing for another known difference
                 raise CaseFailure(result, check)
             case "fixed":
                 return
-        # Neither failing nor gone: the run could not show the known difference (a check unverified).
+        if check.known:  # still there, failing nothing (a partial case accepted): known, not gone
+            raise KnownDifference(result, check)
+        # Neither there nor gone: the run could not show the known difference (a check unverified).
         pytest.skip(f"baseline: not shown by this run, neither fixed nor new: {check.note or _listed(check)}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
@@ -380,14 +408,13 @@ def _first(result: CaseResult) -> str:
 def failure_text(scenario: Scenario, result: CaseResult) -> str:
     """What the spec says (its words), then every difference the verdict found, each with its authority."""
     source = scenario.source
-    lines = [
-        f"{result.outcome.upper()}: {scenario.id} [{result.engine}] ({scenario.level})",
-        f"spec: {source['file']} / {source.get('requirement', '')} / {source['heading']}".replace(
-            " /  /", " /"
-        ),
-    ]
-    lines += [f"  > {line}" for line in str(source.get("quote", "")).rstrip().splitlines()]
     differences = _differences(result)
+    lines = [f"{result.outcome.upper()}: {scenario.id} [{result.engine}] ({scenario.level})"]
+    if result.outcome == "partial":
+        lines.append(_unseen(differences))
+    spec = f"spec: {source['file']} / {source.get('requirement', '')} / {source['heading']}"
+    lines.append(spec.replace(" /  /", " /"))
+    lines += [f"  > {line}" for line in str(source.get("quote", "")).rstrip().splitlines()]
     if differences:
         lines.append(f"{len(differences)} difference(s):")
         for number, difference in enumerate(differences, 1):
@@ -395,6 +422,18 @@ def failure_text(scenario: Scenario, result: CaseResult) -> str:
     else:
         lines += ["", *result.message.splitlines()]
     return "\n".join(lines)
+
+
+def _unseen(differences: Sequence[Mapping[str, Any]]) -> str:
+    """Why a partial case fails: the MUST checks the target could not show, each named (the list of
+    differences below says why), and the option that accepts them."""
+    unverified = [item for item in differences if item.get("severity") == "unverified"]
+    must = [item for item in unverified if item.get("level") == "MUST"] or unverified
+    named = ", ".join(dict.fromkeys(f"step {item.get('step')} {item.get('key')}" for item in must))
+    return (
+        f"never a pass: MUST checks the target could not show: {named or 'see below'} (unverified: why"
+        f" below); {ALLOW_PARTIAL} accepts them"
+    )
 
 
 def _differences(result: CaseResult) -> Sequence[Mapping[str, Any]]:

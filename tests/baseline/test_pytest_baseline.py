@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.cli.conftest import BROKEN, implementer_pytest
+from tests.cli.test_pytest_plugin import PARTIAL, PARTIAL_CASE
 
 EXCEEDED = "interactive-run-lifecycle/max-attempt/exceeded-fails"
 ONE = "max-attempt/exceeded-fails and codex"
@@ -53,6 +54,24 @@ def test_a_new_difference_beside_a_known_one_fails_naming_it(tmp_path: Path) -> 
     assert "1 failed" in done.stdout
     assert "xfailed" not in done.stdout
     assert f"new, not in the baseline: error_code ({EXCEEDED}#and1)" in done.stdout
+
+
+def test_a_partial_case_the_baseline_lists_by_its_outcome_is_an_xfail_else_new(tmp_path: Path) -> None:
+    """A partial case fails (verdict.fails_run), so a baseline lists it by its outcome; accepted
+    (--turngate-allow-partial), it fails nothing, and the entry is still there, not gone."""
+    chosen = ("--turngate-target", PARTIAL, "-k", f"{PARTIAL_CASE} and codex")
+    listed = _baseline(tmp_path, {"case": PARTIAL_CASE, "engine": "codex", "outcome": "partial"})
+    for accepted in ((), ("--turngate-allow-partial",)):
+        done = _pytest(tmp_path, *chosen, listed, *accepted)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "1 xfailed" in done.stdout
+        xfail = (
+            f"XFAIL turngate::{PARTIAL_CASE}[codex] - known difference (baseline known.yaml): outcome partial"
+        )
+        assert xfail in done.stdout, done.stdout
+    done = _pytest(tmp_path, *chosen, _baseline(tmp_path, STATE))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "new, not in the baseline: outcome partial\nPARTIAL: " in done.stdout
 
 
 @pytest.mark.parametrize(

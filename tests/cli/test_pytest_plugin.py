@@ -2,20 +2,26 @@
 
 Each run is a real pytest in a temporary folder, as an implementer would type
 it; the broken target is the reference with its gate ignoring ``max_attempt``,
-behind the command protocol (tests/cli/ignores_max_attempt.py).
+behind the command protocol (tests/cli/ignores_max_attempt.py); the partial one
+cannot show its history (tests/cli/hides_history.py).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
-from tests.cli.conftest import BROKEN, ONE, implementer_pytest
-from turngate.judge.catalog import load_catalog
+from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest
+from turngate.judge.catalog import CATALOG_DIR, load_catalog
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
 FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision"
+# A target that cannot show its history: the case below checks it (MUST), so it is partial.
+PARTIAL = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'hides_history.py'))}"
+PARTIAL_CASE = "interactive-decision-policy/free-text-reply/any-kind-free-text"
 CAUGHT_BY = (  # the scenarios that catch the bug, each on four engines
     ONE,
     "design/decision-6/max-attempt-interactive-only",
@@ -120,6 +126,53 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
     assert stopped.returncode == 1
     assert "1 failed" in stopped.stdout
     assert "stopping after 1 failures" in stopped.stdout
+
+
+def test_partial_fails_naming_the_checks_not_shown_unless_the_user_accepts_it(tmp_path: Path) -> None:
+    """verdict.fails_run: a partial case fails, saying which MUST checks the target could not show and
+    why, and which option accepts them; accepted, it passes with a warning. JUnit has one testcase per
+    case, a failure for the failed one (a scenario of the user's own catalog) and the partial one."""
+    wrong = tmp_path / "mine/my-team/max-attempt/wrong.yaml"
+    wrong.parent.mkdir(parents=True)
+    text = (CATALOG_DIR / f"{ONE}.yaml").read_text(encoding="utf-8")
+    text = text.replace(f"id: {ONE}", "id: my-team/max-attempt/wrong").replace(
+        "      state: failed\n", "      state: succeeded\n"
+    )
+    wrong.write_text(text.replace("engines: [codex, gemini, iflow, opencode]", "engines: [codex]"), "utf-8")
+    chosen = ("--turngate-target", PARTIAL, "--turngate-catalog", "mine", "-k", f"{PARTIAL_CASE} or my-team")
+    chosen += ("--turngate-engine", "codex", "-p", "no:cacheprovider")
+
+    done = implementer_pytest(tmp_path, *chosen, "--junitxml=junit.xml")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 failed" in done.stdout, done.stdout
+    assert (
+        f"PARTIAL: {PARTIAL_CASE} [codex] (MUST)\nnever a pass: MUST checks the target could not show:"
+        in done.stdout
+    )
+    assert (
+        " step 2 history_timestamps, step 2 history (unverified: why below); --turngate-allow-partial"
+        " accepts them\n" in done.stdout
+    )
+    assert "     unverified: the target does not show history\n" in done.stdout
+    assert "FAILED: my-team/max-attempt/wrong [codex] (MUST)" in done.stdout
+    cases = {case.get("name"): case for case in ElementTree.parse(tmp_path / "junit.xml").iter("testcase")}
+    assert set(cases) == {f"{PARTIAL_CASE}[codex]", "my-team/max-attempt/wrong[codex]"}
+    assert {case.get("classname") for case in cases.values()} == {"turngate"}
+    partial = cases[f"{PARTIAL_CASE}[codex]"].find("failure")
+    assert partial is not None
+    assert "--turngate-allow-partial accepts them" in (partial.text or "")
+    assert cases["my-team/max-attempt/wrong[codex]"].find("failure") is not None
+
+    accepted = implementer_pytest(tmp_path, *chosen, "--turngate-allow-partial", "--junitxml=accepted.xml")
+    assert accepted.returncode == 1, accepted.stdout + accepted.stderr  # the failed one still fails
+    assert re.search(r"\b1 failed, 1 passed, \d+ deselected, 1 warning\b", accepted.stdout), accepted.stdout
+    assert (
+        f"{PARTIAL_CASE}[codex]: partial (accepted: --turngate-allow-partial): [unverified]"
+        in accepted.stdout
+    )
+    cases = {case.get("name"): case for case in ElementTree.parse(tmp_path / "accepted.xml").iter("testcase")}
+    assert cases[f"{PARTIAL_CASE}[codex]"].find("failure") is None
+    assert cases["my-team/max-attempt/wrong[codex]"].find("failure") is not None
 
 
 def _failed(out: str) -> set[str]:
