@@ -176,9 +176,11 @@ def real_engines(args: argparse.Namespace, target: Target) -> RealEngines | None
     return real
 
 
-def resolve_target(args: argparse.Namespace) -> Target:
+def resolve_target(args: argparse.Namespace, *, option: str = "--target") -> Target:
     """The target, refused before any case runs when it is unknown, misconfigured, down, or (a
-    command) cannot be found or does not shake hands."""
+    command) cannot be found or does not shake hands. ``option``: the option the user gave the target
+    with, as the messages name it (the pytest plugin's ``--turngate-target``)."""
+    named = f"{option} {args.target}"
     try:
         target = parse_target(args.target, args.target_options)
         target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
@@ -187,7 +189,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
 
             check_job_api(target.http)
         if target.command is not None:
-            _check_program(args.target, target.command)
+            _check_program(named, target.command)
             from turngate.judge.connectors.command import handshake
 
             handshake(target.command, timeout_sec=target.command_timeout_sec)
@@ -195,7 +197,7 @@ def resolve_target(args: argparse.Namespace) -> Target:
         raise UsageProblem(str(problem)) from None
     except RuntimeError as error:  # TargetUnreachable (down), TargetError, CommandProtocolError
         first = str(error).strip().split("\n")[0]
-        raise UsageProblem(f"--target {args.target}: {first}") from None
+        raise UsageProblem(f"{named}: {first}") from None
     return target
 
 
@@ -222,12 +224,13 @@ def _built_as(target: Target, variant: str | None, mutant: str | None) -> Target
     return replace(target, variant=variant or target.variant, mutant=mutant)
 
 
-def _check_program(option: str, command: str) -> None:
-    """The program a ``cmd:`` line starts exists (the shell would only say so once per case)."""
+def _check_program(named: str, command: str) -> None:
+    """The program a ``cmd:`` line starts exists (the shell would only say so once per case); ``named``
+    is the option and its value, as a message starts."""
     try:
         words = shlex.split(command)
     except ValueError as error:
-        raise UsageProblem(f"--target {option}: {error}") from None
+        raise UsageProblem(f"{named}: {error}") from None
     # Leading NAME=value words are environment for the program, as in a shell.
     program = next((word for word in words if not _ASSIGNMENT.fullmatch(word)), None)
     if program is None or program in _SHELL_WORDS:
@@ -235,11 +238,11 @@ def _check_program(option: str, command: str) -> None:
     if "/" in program:
         path = Path(program).expanduser()
         if not path.is_file():
-            raise UsageProblem(f"--target {option}: {program}: no such file")
+            raise UsageProblem(f"{named}: {program}: no such file")
         if not os.access(path, os.X_OK):
-            raise UsageProblem(f"--target {option}: {program}: not executable")
+            raise UsageProblem(f"{named}: {program}: not executable")
     elif shutil.which(program) is None:
-        raise UsageProblem(f"--target {option}: {program}: not found on PATH")
+        raise UsageProblem(f"{named}: {program}: not found on PATH")
 
 
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
