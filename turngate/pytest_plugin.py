@@ -109,9 +109,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if config.getoption(OPTION):
+        baseline = _baseline(config)  # read before the target is started
         target, scenarios, engines = _resolve(config)
         state = _RunState(
-            target, config.getoption("--turngate-reading"), _baseline(config), config.getoption(ALLOW_PARTIAL)
+            target, config.getoption("--turngate-reading"), baseline, config.getoption(ALLOW_PARTIAL)
         )
         config.stash[_PLAN] = _Plan(state, scenarios, engines)
 
@@ -140,33 +141,110 @@ def _shown_as_they_are(config: pytest.Config) -> None:
 
 
 def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple[str, ...]]:
-    """The target (probed, as ``turngate run`` does), the catalog and the engines, or a usage error."""
+    """The target (probed, as ``turngate run`` does), the catalog and the engines, or a usage error
+    naming the plugin's option it is about. The plugin checks its own options first (the shared checks
+    would name ``turngate run``'s); the shared code then loads the catalog and probes the target."""
     import argparse
 
     from turngate.base.arguments import UsageProblem
     from turngate.judge.selection import chosen_catalog, resolve_target
 
-    arguments = argparse.Namespace(
-        target=config.getoption(OPTION),
-        target_options=_path(config.getoption("--turngate-target-options")),
-        catalog=[Path(folder) for folder in config.getoption("--turngate-catalog") or ()],
-        no_shipped=False,
-        k=None,
-        reading=config.getoption("--turngate-reading"),
-    )
+    value: str = config.getoption(OPTION)
+    options = _path(config.getoption("--turngate-target-options"))
+    folders = [Path(folder) for folder in config.getoption("--turngate-catalog") or ()]
     engines = tuple(config.getoption("--turngate-engine") or ENGINES)
+    problem = _engines_problem(engines) or _catalog_problem(folders) or _target_problem(value, options)
+    if problem is not None:
+        raise pytest.UsageError(f"turngate: {problem}")
+    arguments = argparse.Namespace(
+        target=value, target_options=options, catalog=folders, no_shipped=False, k=None
+    )
     try:
-        unknown = [engine for engine in engines if engine not in ENGINES]
-        if unknown:
-            raise UsageProblem(f"--turngate-engine: {unknown[0]!r}: known: {', '.join(ENGINES)}")
         scenarios = chosen_catalog(arguments)
-        target = resolve_target(arguments)
-    except UsageProblem as problem:
-        # The shared checks name turngate's own options; here the user typed the plugin's.
-        said = str(problem).replace("--target-options", "--turngate-target-options")
-        said = said.replace("--target ", "--turngate-target ").replace("--target:", "--turngate-target:")
-        raise pytest.UsageError(f"turngate: {said}") from None
+    except UsageProblem as problem:  # a bad scenario file: in a --turngate-catalog folder (ours are checked)
+        raise pytest.UsageError(f"turngate: --turngate-catalog: {problem}") from None
+    try:
+        target = resolve_target(arguments, option=OPTION)
+    except UsageProblem as problem:  # down, not shaking hands, a bad options file (which it names)
+        raise pytest.UsageError(f"turngate: {problem}") from None
     return target, scenarios, engines
+
+
+def _engines_problem(engines: Sequence[str]) -> str | None:
+    unknown = [engine for engine in engines if engine not in ENGINES]
+    return f"--turngate-engine: {unknown[0]!r}: known: {', '.join(ENGINES)}" if unknown else None
+
+
+def _catalog_problem(folders: Sequence[Path]) -> str | None:
+    """Each ``--turngate-catalog`` a folder, none reusing a scenario ID: a scenario's ID is its file's
+    path in its folder (``catalog.load_scenario`` refuses any other), so a file at the same path as
+    another folder's, the shipped catalog's included, would be given the same ID. The plugin always
+    runs the shipped catalog (``turngate run`` offers ``--no-shipped``, the plugin does not)."""
+    for folder in folders:
+        if not folder.is_dir():
+            return f"--turngate-catalog: {folder}: not a folder"
+    if not folders:
+        return None
+    from turngate.judge.catalog import CATALOG_DIR
+
+    seen: dict[str, Path] = {}
+    for root in (CATALOG_DIR, *folders):
+        for path in sorted(root.rglob("*.yaml")):
+            scenario_id = path.relative_to(root).with_suffix("").as_posix()
+            if scenario_id in seen:
+                return (
+                    f"--turngate-catalog: {path}: id {scenario_id!r}: already used by {seen[scenario_id]}"
+                    " (the shipped catalog always runs beside yours: give yours an ID of its own)"
+                )
+            seen[scenario_id] = path
+    return None
+
+
+def _target_problem(value: str, options: Path | None) -> str | None:
+    """What is wrong with ``--turngate-target`` and ``--turngate-target-options`` as given, before the
+    shared ``resolve_target`` reads them (its own checks name ``--target`` and ``--target-options``):
+    the forms ``targets.parse_target`` takes, an options file beside an HTTP address and only there,
+    and the address the file names, when it names one, the same."""
+    http = value.startswith(("http://", "https://"))
+    if options is not None and not http:
+        return f"--turngate-target-options: only for an HTTP target ({OPTION} http://HOST:PORT): {value!r}"
+    if value == "reference":
+        return None
+    if value.startswith("reference:"):
+        from turngate.implementations.conforming_variants import VARIANTS
+
+        variant = value.partition(":")[2]
+        if variant and variant not in VARIANTS:
+            known = ", ".join(VARIANTS)
+            return f"{OPTION} {value}: {variant!r}: no such variant of the reference (known: {known})"
+        return None
+    if value.startswith("cmd:"):
+        return None if value.removeprefix("cmd:").strip() else f"{OPTION} {value}: no command after 'cmd:'"
+    if http and options is None:  # http_options needs scripts_dir, which only an options file gives
+        return (
+            f"{OPTION} {value}: an HTTP target needs its options file, --turngate-target-options FILE"
+            " (scripts_dir at least: the folder the server's fake engines read their scripts from; see"
+            " the README)"
+        )
+    if options is not None:  # and an HTTP target
+        return _options_problem(value, options)
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        return None  # a target options file: what is wrong in it, resolve_target says naming the file
+    return f"{OPTION}: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
+
+
+def _options_problem(value: str, options: Path) -> str | None:
+    from turngate.base.optionsfile import read_mapping
+    from turngate.judge.connectors.http_options import TargetProblem
+
+    try:
+        said = read_mapping(options, TargetProblem).get("base_url")
+    except TargetProblem as problem:  # names the file
+        return f"--turngate-target-options: {problem}"
+    if said is not None and said != value:
+        return f"--turngate-target-options: {options}: base_url: {said!r} differs from {OPTION} {value!r}"
+    return None
 
 
 def _path(value: str | None) -> Path | None:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest
 from turngate.judge.catalog import CATALOG_DIR, load_catalog
 
@@ -186,8 +188,52 @@ def test_without_the_option_nothing_is_collected(tmp_path: Path) -> None:
     assert "no tests ran" in done.stdout
 
 
-def test_a_target_that_cannot_be_reached_is_a_usage_error(tmp_path: Path) -> None:
-    done = implementer_pytest(tmp_path, "--turngate-target", "cmd:/nonexistent", "-p", "no:cacheprovider")
+# turngate run's own options: a message of the plugin names the plugin's (--turngate-target, ...).
+RUNS_OPTIONS = re.compile(r"--(target|target-options|catalog|engine|no-shipped)\b")
+TARGET = "--turngate-target"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((TARGET, "cmd:/nonexistent"), f"{TARGET} cmd:/nonexistent: /nonexistent: no such file"),
+        ((TARGET, "cmd:true"), f"{TARGET} cmd:true: "),  # starts, but never shakes hands
+        ((TARGET, "cmd:"), f"{TARGET} cmd:: no command after 'cmd:'"),
+        ((TARGET, "nowhere"), f"{TARGET}: 'nowhere': expected reference, http://HOST:PORT, cmd:COMMAND"),
+        ((TARGET, "reference:nope"), f"{TARGET} reference:nope: 'nope': no such variant of the reference"),
+        ((TARGET, "http://127.0.0.1:9"), f"{TARGET} http://127.0.0.1:9: an HTTP target needs its options"),
+        (
+            (TARGET, "http://127.0.0.1:9", "--turngate-target-options", "t.yaml"),
+            f"{TARGET} http://127.0.0.1:9: ",
+        ),
+        ((TARGET, "t.yaml"), f"{TARGET} t.yaml: http://127.0.0.1:9: "),  # nothing answers there
+        (
+            (TARGET, "http://127.0.0.1:8", "--turngate-target-options", "t.yaml"),
+            "--turngate-target-options: t.yaml: base_url: 'http://127.0.0.1:9' differs from"
+            " --turngate-target 'http://127.0.0.1:8'",
+        ),
+        (
+            (TARGET, "reference", "--turngate-target-options", "t.yaml"),
+            "--turngate-target-options: only for an HTTP target (--turngate-target http://HOST:PORT)",
+        ),
+        ((TARGET, "reference", "--turngate-engine", "codx"), "--turngate-engine: 'codx': known: codex,"),
+        ((TARGET, "reference", "--turngate-catalog", "missing"), "--turngate-catalog: missing: not a folder"),
+        (
+            (TARGET, "reference", "--turngate-catalog", "mine"),
+            f"--turngate-catalog: mine/{ONE}.yaml: id '{ONE}': already used by {CATALOG_DIR / ONE}.yaml",
+        ),
+    ],
+)
+def test_a_bad_option_is_a_usage_error_naming_the_plugins_option(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """One line, exit 4, before any case: each problem names the option of the plugin it is about."""
+    (tmp_path / "t.yaml").write_text("base_url: http://127.0.0.1:9\nscripts_dir: .\n", encoding="utf-8")
+    shipped = tmp_path / f"mine/{ONE}.yaml"  # the same path in its folder: the same ID
+    shipped.parent.mkdir(parents=True)
+    shipped.write_text((CATALOG_DIR / f"{ONE}.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    done = implementer_pytest(tmp_path, *args, "-p", "no:cacheprovider")
     assert done.returncode == 4, done.stdout + done.stderr
-    assert "turngate: --turngate-target cmd:/nonexistent: /nonexistent: no such file" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"ERROR: turngate: {said}"), done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert not RUNS_OPTIONS.search(done.stderr), done.stderr
