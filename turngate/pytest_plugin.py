@@ -163,6 +163,9 @@ def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple
         scenarios = chosen_catalog(arguments)
     except UsageProblem as problem:  # a bad scenario file: in a --turngate-catalog folder (ours are checked)
         raise pytest.UsageError(f"turngate: --turngate-catalog: {problem}") from None
+    unknown = _reading_problem(config.getoption("--turngate-reading"), scenarios)
+    if unknown is not None:
+        raise pytest.UsageError(f"turngate: {unknown}")
     try:
         target = resolve_target(arguments, option=OPTION)
     except UsageProblem as problem:  # down, not shaking hands, a bad options file (which it names)
@@ -198,6 +201,16 @@ def _catalog_problem(folders: Sequence[Path]) -> str | None:
                 )
             seen[scenario_id] = path
     return None
+
+
+def _reading_problem(reading: str | None, scenarios: Sequence[Scenario]) -> str | None:
+    """A reading no scenario has would judge nothing by it (``selection.check_reading`` says so for
+    ``turngate run``, naming its ``--reading``)."""
+    known = sorted({name for scenario in scenarios for name in scenario.readings})
+    if reading is None or reading in known:
+        return None
+    said = ", ".join(known)
+    return f"--turngate-reading: {reading!r}: the catalog's scenarios know: {said} (turngate show ID)"
 
 
 def _target_problem(value: str, options: Path | None) -> str | None:

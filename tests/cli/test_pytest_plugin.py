@@ -217,6 +217,7 @@ TARGET = "--turngate-target"
             "--turngate-target-options: only for an HTTP target (--turngate-target http://HOST:PORT)",
         ),
         ((TARGET, "reference", "--turngate-engine", "codx"), "--turngate-engine: 'codx': known: codex,"),
+        ((TARGET, "reference", "--turngate-reading", "nope"), "--turngate-reading: 'nope': the catalog's"),
         ((TARGET, "reference", "--turngate-catalog", "missing"), "--turngate-catalog: missing: not a folder"),
         (
             (TARGET, "reference", "--turngate-catalog", "mine"),
