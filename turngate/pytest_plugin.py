@@ -1,10 +1,30 @@
 """The catalog as pytest items: ``pytest --turngate-target URL|cmd:...|reference`` in any folder.
 
 An implementer puts turngate's scenarios into their own suite and gets pytest's
-``-k``, ``-x``, ``--lf``, ``-n`` (pytest-xdist) and ``--junitxml`` for free.
-Each item is one scenario on one engine, named ``ID[engine]`` (so ``-k
-'max-attempt and codex'`` works); a failure shows the spec's words (the
-scenario's requirement and quote) and every difference the verdict found.
+own counts, ``--collect-only``, ``-k``, ``-m``, ``-x``, ``--lf``/``--ff``, ``-n``
+(pytest-xdist) and ``--junitxml`` (docs/pytest-plugin.md). Each item is one
+scenario on one engine, node ID ``turngate::ID[engine]`` (so ``-k 'max-attempt
+and codex'`` works, and ``-m "turngate(engine='codex', level='MUST')"``); a
+failure shows the spec's words (the scenario's requirement and quote) and every
+difference the verdict found.
+
+How pytest sees the catalog: a hookwrapper on the Session's collect report adds
+one collector, ``TurngateCatalog`` (node ID ``turngate``), beside what pytest
+found on disk, so pytest collects it as its own: a collect report of its own,
+its items counted in the header and by ``--collect-only``, narrowed by ``-k``,
+``-m`` and ``--lf`` afterwards as any test is, and collected the same way, in
+the same order, on each xdist worker. The node IDs are given whole, so they are
+the same in every run and on every worker; pytest would show them relative to
+the folder it was started in, as paths (``../turngate::…``), so the display of
+the catalog's IDs is left as it is (``_shown_as_they_are``). The options are
+checked, and the target probed, once per process at session start: a bad one is
+one usage error naming the plugin's option, before xdist starts its workers.
+
+What fails an item is ``verdict.fails_run``, the rule of every front end: failed,
+errored, unreached, and partial (MUST checks the target could not all show),
+unless ``--turngate-allow-partial`` accepts partial. non-strict, ambiguous and an
+accepted partial pass with a warning (``TurngateNote``) saying what was not met
+or not seen.
 
 Registered through the ``pytest11`` entry point, so it is loaded by every
 pytest in an environment where turngate is installed, turngate's own suite
@@ -14,7 +34,8 @@ included: without ``--turngate-target`` it adds options and nothing else.
 baseline lists is a strict xfail. Failing for its known differences only, it
 xfails; failing for another as well, it fails; with a known difference gone it
 passes, which a strict xfail reports as ``XPASS(strict)``, a failure: the
-baseline must drop the entry, as ``turngate run --baseline`` exits 1.
+baseline must drop the entry, as ``turngate run --baseline`` exits 1. Known and
+still there but failing nothing (an accepted partial case) is an xfail too.
 """
 
 from __future__ import annotations
