@@ -163,8 +163,9 @@ def _shown_as_they_are(config: pytest.Config) -> None:
 
 def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple[str, ...]]:
     """The target (probed, as ``turngate run`` does), the catalog and the engines, or a usage error
-    naming the plugin's option it is about. The plugin checks its own options first (the shared checks
-    would name ``turngate run``'s); the shared code then loads the catalog and probes the target."""
+    naming the plugin's option it is about: the plugin checks its engines and catalog folders itself
+    (the shared checks would name ``turngate run``'s options); the shared code, told the plugin's option
+    names, loads the catalog, then reads and probes the target."""
     import argparse
 
     from turngate.base.arguments import UsageProblem
@@ -174,7 +175,7 @@ def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple
     options = _path(config.getoption("--turngate-target-options"))
     folders = [Path(folder) for folder in config.getoption("--turngate-catalog") or ()]
     engines = tuple(config.getoption("--turngate-engine") or ENGINES)
-    problem = _engines_problem(engines) or _catalog_problem(folders) or _target_problem(value, options)
+    problem = _engines_problem(engines) or _catalog_problem(folders)
     if problem is not None:
         raise pytest.UsageError(f"turngate: {problem}")
     arguments = argparse.Namespace(
@@ -188,8 +189,8 @@ def _resolve(config: pytest.Config) -> tuple[Target, tuple[Scenario, ...], tuple
     if unknown is not None:
         raise pytest.UsageError(f"turngate: {unknown}")
     try:
-        target = resolve_target(arguments, option=OPTION)
-    except UsageProblem as problem:  # down, not shaking hands, a bad options file (which it names)
+        target = resolve_target(arguments, option=OPTION, options_option="--turngate-target-options")
+    except UsageProblem as problem:  # its form, down, not shaking hands, a bad options file (named)
         raise pytest.UsageError(f"turngate: {problem}") from None
     return target, scenarios, engines
 
@@ -232,53 +233,6 @@ def _reading_problem(reading: str | None, scenarios: Sequence[Scenario]) -> str 
         return None
     said = ", ".join(known)
     return f"--turngate-reading: {reading!r}: the catalog's scenarios know: {said} (turngate show ID)"
-
-
-def _target_problem(value: str, options: Path | None) -> str | None:
-    """What is wrong with ``--turngate-target`` and ``--turngate-target-options`` as given, before the
-    shared ``resolve_target`` reads them (its own checks name ``--target`` and ``--target-options``):
-    the forms ``targets.parse_target`` takes, an options file beside an HTTP address and only there,
-    and the address the file names, when it names one, the same."""
-    http = value.startswith(("http://", "https://"))
-    if options is not None and not http:
-        return f"--turngate-target-options: only for an HTTP target ({OPTION} http://HOST:PORT): {value!r}"
-    if value == "reference":
-        return None
-    if value.startswith("reference:"):
-        from turngate.implementations.conforming_variants import VARIANTS
-
-        variant = value.partition(":")[2]
-        if variant and variant not in VARIANTS:
-            known = ", ".join(VARIANTS)
-            return f"{OPTION} {value}: {variant!r}: no such variant of the reference (known: {known})"
-        return None
-    if value.startswith("cmd:"):
-        return None if value.removeprefix("cmd:").strip() else f"{OPTION} {value}: no command after 'cmd:'"
-    if http and options is None:  # http_options needs scripts_dir, which only an options file gives
-        return (
-            f"{OPTION} {value}: an HTTP target needs its options file, --turngate-target-options FILE"
-            " (scripts_dir at least: the folder the server's fake engines read their scripts from; see"
-            " the README)"
-        )
-    if options is not None:  # and an HTTP target
-        return _options_problem(value, options)
-    path = Path(value)
-    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        return None  # a target options file: what is wrong in it, resolve_target says naming the file
-    return f"{OPTION}: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
-
-
-def _options_problem(value: str, options: Path) -> str | None:
-    from turngate.base.optionsfile import read_mapping
-    from turngate.judge.connectors.http_options import TargetProblem
-
-    try:
-        said = read_mapping(options, TargetProblem).get("base_url")
-    except TargetProblem as problem:  # names the file
-        return f"--turngate-target-options: {problem}"
-    if said is not None and said != value:
-        return f"--turngate-target-options: {options}: base_url: {said!r} differs from {OPTION} {value!r}"
-    return None
 
 
 def _path(value: str | None) -> Path | None:

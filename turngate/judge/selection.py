@@ -176,13 +176,15 @@ def real_engines(args: argparse.Namespace, target: Target) -> RealEngines | None
     return real
 
 
-def resolve_target(args: argparse.Namespace, *, option: str = "--target") -> Target:
+def resolve_target(
+    args: argparse.Namespace, *, option: str = "--target", options_option: str = "--target-options"
+) -> Target:
     """The target, refused before any case runs when it is unknown, misconfigured, down, or (a
-    command) cannot be found or does not shake hands. ``option``: the option the user gave the target
-    with, as the messages name it (the pytest plugin's ``--turngate-target``)."""
+    command) cannot be found or does not shake hands. ``option``, ``options_option``: the options the
+    user gave the target with, as the messages name them (the pytest plugin's ``--turngate-target``)."""
     named = f"{option} {args.target}"
     try:
-        target = parse_target(args.target, args.target_options)
+        target = parse_target(args.target, args.target_options, option=option, options_option=options_option)
         target = _built_as(target, getattr(args, "variant", None), getattr(args, "mutant", None))
         if target.http is not None:
             from turngate.judge.connectors.http_transport import check_job_api

@@ -65,30 +65,52 @@ class Target:
         raise TargetProblem(f"--target: {self.name!r}: unknown kind {self.kind!r}")
 
 
-def parse_target(value: str, options_file: Path | None = None) -> Target:
+def parse_target(
+    value: str,
+    options_file: Path | None = None,
+    *,
+    option: str = "--target",
+    options_option: str = "--target-options",
+) -> Target:
+    """The target ``value`` names; what is wrong is one ``TargetProblem`` naming the option the user gave
+    it with (``option``, ``options_option``: ``turngate run``'s by default, the pytest plugin's there)."""
+    if options_file is not None and not value.startswith(("http://", "https://")):
+        raise TargetProblem(
+            f"{options_option}: only for an HTTP target ({option} http://HOST:PORT): {value!r}"
+        )
     if value == "reference" or value.startswith("reference:"):
-        if options_file is not None:
-            raise TargetProblem("--target-options: only for an HTTP target")
         variant = value.partition(":")[2] or None
         if variant is not None:
-            from turngate.implementations.conforming_variants import UnknownVariant, variant_named
+            from turngate.implementations.conforming_variants import VARIANTS
 
-            try:
-                variant_named(variant)
-            except UnknownVariant as problem:
-                raise TargetProblem(f"--target {value}: {problem}") from None
+            if variant not in VARIANTS:
+                known = ", ".join(VARIANTS)
+                raise TargetProblem(
+                    f"{option} {value}: {variant!r}: no such variant of the reference"
+                    f" ({variant!r}: known: {known})"
+                )
         return Target(value, "reference", variant=variant)
     if value.startswith("cmd:"):
         command = value[len("cmd:") :].strip()
         if not command:
-            raise TargetProblem("--target cmd:: no command after 'cmd:'")
+            raise TargetProblem(f"{option} {value}: no command after 'cmd:'")
         return Target(value, "cmd", command=command)
     if value.startswith(("http://", "https://")):
-        raw = _options(options_file) if options_file else {}
+        if options_file is None:  # http_options needs scripts_dir, which only an options file gives
+            raise TargetProblem(
+                f"{option} {value}: an HTTP target needs its options file, {options_option} FILE"
+                " (scripts_dir at least: the folder the server's fake engines read their scripts from;"
+                " see the README)"
+            )
+        try:
+            raw = _options(options_file)
+        except TargetProblem as problem:  # names the file
+            raise TargetProblem(f"{options_option}: {problem}") from None
         raw.setdefault("base_url", value)
         if raw["base_url"] != value:
             raise TargetProblem(
-                f"{options_file}: base_url: {raw['base_url']!r} differs from --target {value!r}"
+                f"{options_option}: {options_file}: base_url: {raw['base_url']!r} differs from"
+                f" {option} {value!r}"
             )
         return Target(value, "http", http=http_options(raw, options_file))
     path = Path(value)
@@ -98,7 +120,7 @@ def parse_target(value: str, options_file: Path | None = None) -> Target:
             raise TargetProblem(f"{path}: base_url: missing (the server's address, http://127.0.0.1:PORT)")
         return Target(str(raw["base_url"]), "http", http=http_options(raw, path))
     raise TargetProblem(
-        f"--target: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
+        f"{option}: {value!r}: expected reference, http://HOST:PORT, cmd:COMMAND or a target options file"
     )
 
 
