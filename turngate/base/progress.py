@@ -37,8 +37,8 @@ class Progress:
     """``total`` items of ``what`` (cases, captures); ``advance`` once per finished item."""
 
     def __init__(self, total: int, what: str, stream: IO[str] | None = None) -> None:
-        self.total, self.done = total, 0
-        self.counts: Counter[str] = Counter()
+        self.total = total
+        self.counts: Counter[str] = Counter()  # per outcome; their sum is how many are done
         self._console = console(stream if stream is not None else sys.stderr)
         self._width = len(str(total))
         self._bar: RichProgress | None = None
@@ -58,7 +58,6 @@ class Progress:
             self._bar.start()
 
     def advance(self, outcome: str, label: str, detail: str = "") -> None:
-        self.done += 1
         self.counts[outcome] += 1
         style = OUTCOME_STYLES.get(outcome, "")
         text = f"[{style}]{escape(outcome)}[/]  {escape(visible(label))}" if style else escape(visible(label))
@@ -71,7 +70,7 @@ class Progress:
             return
         if detail:
             text += f": {escape(visible(detail))}"
-        self._console.print(f"[{self.done:>{self._width}}/{self.total}] {text}", soft_wrap=True)
+        self._console.print(f"[{self.counts.total():>{self._width}}/{self.total}] {text}", soft_wrap=True)
         self._console.file.flush()
 
     def tally(self) -> str:
