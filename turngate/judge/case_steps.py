@@ -11,7 +11,7 @@ from typing import Any, Final, cast
 
 from turngate.engines.fake.engine import find_case_token
 from turngate.judge.catalog import Scenario
-from turngate.judge.connectors.call_log import LogMarks, wait_finished
+from turngate.judge.connectors.call_log import LogMarks, calls_since, wait_finished
 from turngate.judge.decision_record import Placeholders, observed_step
 from turngate.protocol.connector import (
     CaseSetup,
@@ -95,14 +95,11 @@ def _slots_held(connector: Connector, held: bool) -> Iterator[None]:
 
 
 def _calls(path: Path, case: str, start: int) -> list[dict[str, Any]]:
-    """This case's engine calls: those written since it started that name it, or no case (probes)."""
-    if not path.exists():
-        return []
-    with path.open("rb") as log:
-        log.seek(start)
-        # "\n" alone ends a line: splitlines would cut inside a string holding a raw U+2028 or U+0085
-        lines = log.read().decode("utf-8").split("\n")
-    calls = [json.loads(line) for line in lines if line.strip()]
+    """This case's engine calls: those written since it started that name it, or no case (probes).
+
+    Read as `calls_since` reads them: on a shared server another case's engine may be writing its
+    line right now, and half a line is not a call."""
+    calls = calls_since(path, start)
     # A --version probe (the reference's codex flag choice) is no part of the run's lifecycle.
     return [call for call in calls if _of_case(call, case) and call.get("action") != "version"]
 

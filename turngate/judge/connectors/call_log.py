@@ -39,7 +39,7 @@ def calls_since(log: Path, mark: int) -> list[dict[str, Any]]:
         stream.seek(mark)
         lines = stream.read().decode("utf-8", "replace").split("\n")
     calls = []
-    for line in lines:
+    for line in lines[:-1]:  # what follows the last "\n" is a line still being written
         try:
             call = json.loads(line)
         except ValueError:
