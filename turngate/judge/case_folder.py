@@ -36,12 +36,12 @@ def wants_sticky(scenario: Scenario) -> bool:
 
 
 def temporary_folder(root: Path | None) -> tempfile.TemporaryDirectory[str]:
-    """A new case folder under ``root``, or where case folders go unless told (see ``_case_root``)."""
-    return tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root or _case_root())
+    """A new case folder under ``root``, or where case folders go unless told (see ``case_root``)."""
+    return tempfile.TemporaryDirectory(prefix="turngate-case-", dir=root or case_root())
 
 
 @functools.cache
-def _case_root() -> str | None:
+def case_root() -> str | None:
     """Where case folders go unless told: memory (/dev/shm) when it may hold executables, and TMPDIR is unset.
 
     A case writes and removes a few dozen small files; on a busy disk removing them
@@ -57,7 +57,13 @@ def _case_root() -> str | None:
 
 
 def prepare(
-    scenario: Scenario, engine: str, reading: str | None, workdir: Path, shared_scripts: Path | None
+    scenario: Scenario,
+    engine: str,
+    reading: str | None,
+    workdir: Path,
+    shared_scripts: Path | None,
+    *,
+    sticky_knob: bool = True,
 ) -> CaseSetup:
     """Fill ``workdir`` for the case: what the target is given to start it with (``CaseSetup``)."""
     for name in ("scripts", "state", "home", "skills"):
@@ -81,7 +87,7 @@ def prepare(
     }
     if wants_sticky(scenario):
         env["TURNGATE_NON_RESUMABLE"] = engine  # what a probing orchestrator needs to choose sticky_process
-        if shared_scripts is not None:  # a server's engines: the same knob, as a file they read
+        if shared_scripts is not None and sticky_knob:  # a server's engines: the knob as a file they read
             (shared_scripts / NON_RESUMABLE_FILE).write_text(engine, encoding="utf-8")
     return CaseSetup(
         name,
@@ -98,11 +104,13 @@ def prepare(
     )
 
 
-def remove_shared_script(scenario: Scenario, engine: str, shared_scripts: Path) -> None:
+def remove_shared_script(
+    scenario: Scenario, engine: str, shared_scripts: Path, *, sticky_knob: bool = True
+) -> None:
     """After the case: its script (and what was compiled beside it) out of the shared folder, and the
     non-resumable knob a sticky case set there, so that the next case starts from a clean folder."""
     script_path = shared_scripts / f"{case_id(scenario, engine)}.yaml"
     script_path.unlink(missing_ok=True)
     discard_companion(str(script_path))
-    if wants_sticky(scenario):
+    if wants_sticky(scenario) and sticky_knob:
         (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)

@@ -35,11 +35,14 @@ def run_case(
     root: Path | None = None,
     shared_scripts: Path | None = None,
     shared_call_log: Path | None = None,
+    sticky_knob: bool = True,
     conventions: str | None = None,
     real: RealEngines | None = None,
 ) -> CaseResult:
     """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
     configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file.
+    ``sticky_knob``: a sticky case makes its engine look non-resumable there (false: the target is
+    told the profile with the job, and the knob would turn other cases' runs sticky).
     ``real``: real CLIs (against turngate's model server) in place of the fakes they pin."""
     started = time.monotonic()
     # A reading names one side of an ambiguous scenario; scenarios without it keep their default (the
@@ -71,7 +74,7 @@ def run_case(
     with temporary_folder(root) as folder:
         workdir = Path(folder)
         try:
-            setup = prepare(scenario, engine, reading, workdir, shared_scripts)
+            setup = prepare(scenario, engine, reading, workdir, shared_scripts, sticky_knob=sticky_knob)
             call_log = shared_call_log or workdir / "calls.jsonl"
             scripts = shared_scripts or workdir / "scripts"
             # Real engines are set up per case, not per run: their model server reads this case's
@@ -87,7 +90,7 @@ def run_case(
         finally:
             connector.close()
             if shared_scripts is not None:
-                remove_shared_script(scenario, engine, shared_scripts)
+                remove_shared_script(scenario, engine, shared_scripts, sticky_knob=sticky_knob)
     verdict = judge(scenario.checks(), steps, reading=reading if chosen else None, conventions=conventions)
     return CaseResult.judged(
         scenario,

@@ -41,12 +41,22 @@ def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def exclusive(scenario: Scenario, *, shared_clock: bool) -> bool:
-    """A case that must have a shared server to itself: what it observes (slots taken, the engines'
-    resumability, and with turngate serve's test hooks the one manual clock every run shares) would
-    be disturbed by other cases running at the same time."""
-    moves_clock = shared_clock and any(step.action == "advance_clock" for step in scenario.steps)
-    return wants_sticky(scenario) or "slots" in scenario.capabilities or moves_clock
+def exclusive(scenario: Scenario, *, hooks: bool) -> bool:
+    """A case that must have a shared server to itself: what it does or observes would disturb, or be
+    disturbed by, other cases running at the same time.
+
+    A restart, always: every run on the server goes down with it. Without turngate serve's test
+    hooks, slots taken (filler jobs hold the server's) and the engines' resumability on a server that
+    probes for it (a sticky case sets it for every run of the engine there). The hooks scope to the
+    case's job (``job_id``): its own clock, its own view of full slots, its own profile; only slots
+    held before the job exists hold the server's. Without the hooks a clock is the case's own too: it
+    sends its own short real session timeout.
+    """
+    if any(step.action == "restart" for step in scenario.steps):
+        return True
+    if hooks:
+        return any(step.slots_full and step.action == "start" for step in scenario.steps)
+    return "slots" in scenario.capabilities or wants_sticky(scenario)
 
 
 def run_all(
@@ -73,9 +83,8 @@ def run_all(
         return
     alone: list[tuple[Scenario, str]] = []
     if chosen.shared_scripts is not None:  # one server for all cases: some must have it to themselves
-        hooks = chosen.http is not None and chosen.http.turngate_hooks
         alone = [
-            (scenario, engine) for scenario, engine in planned if exclusive(scenario, shared_clock=hooks)
+            (scenario, engine) for scenario, engine in planned if exclusive(scenario, hooks=chosen.hooks)
         ]
         planned = [case for case in planned if case not in alone]
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
@@ -128,6 +137,7 @@ def _run_one(
         reading=reading,
         shared_scripts=target.shared_scripts,
         shared_call_log=target.shared_call_log,
+        sticky_knob=not target.hooks,
         conventions=conventions,
         real=real,
     )

@@ -42,6 +42,11 @@ class Target:
         return self.http.call_log if self.http else None
 
     @property
+    def hooks(self) -> bool:
+        """turngate serve's test hooks: each job has its own clock and names its own profile."""
+        return self.http is not None and self.http.turngate_hooks
+
+    @property
     def max_jobs(self) -> int | None:
         return self.http.jobs if self.http else None
 

@@ -38,12 +38,15 @@ def _serve(root: Path, hooks: bool) -> tuple[subprocess.Popen[str], str]:
 
 
 def _catalog(hooks: bool, jobs: int) -> dict[str, Any]:
+    from turngate.judge.case_folder import case_root
     from turngate.judge.catalog import load_catalog
     from turngate.judge.connectors.http_options import http_options
     from turngate.judge.pool import cases, run_all
     from turngate.judge.targets import Target
 
-    with tempfile.TemporaryDirectory(prefix="turngate-bench-http-") as folder:
+    # The server's folder where the in-process catalog keeps its case folders (memory when it can),
+    # so that the two figures differ by the job API alone, not by the disk under the store.
+    with tempfile.TemporaryDirectory(prefix="turngate-bench-http-", dir=case_root()) as folder:
         root = Path(folder)
         (root / "scripts").mkdir()
         process, url = _serve(root, hooks)

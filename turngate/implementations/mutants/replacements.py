@@ -375,11 +375,10 @@ def deadline_policy(choose: Callable[[Any], tuple[str, str | None]]) -> Factory:
         from turngate.implementations.reference.pending import auto_decision_reply, pending_from_json
 
         def check_deadlines(self: Any) -> None:
-            now = self.clock.now()
             doomed = []
             with self._lock:
                 for run in self.store.runs(states=("waiting_user",)):
-                    if run.wait_deadline_at is None or now < run.wait_deadline_at:
+                    if run.wait_deadline_at is None or self.clock.now(run.run_id) < run.wait_deadline_at:
                         continue
                     action, code = choose(run)
                     if action.startswith("auto"):

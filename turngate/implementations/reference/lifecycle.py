@@ -147,6 +147,7 @@ class Orchestrator:
         self._profiles: dict[str, ProfileKind] = {}
         self._versions: dict[str, str | None] = {}
         self._held_slots: list[str] = []  # slots held for outside work (hold_free_slots)
+        self._kept_from_slots: set[str] = set()  # runs that find every slot taken (keep_from_slots)
         self._cache_probes = cache_probes  # False: probe each run's engine afresh (turngate serve's tests)
         self._closed = False
         if recover:
@@ -177,7 +178,7 @@ class Orchestrator:
             raise RunRequestError(
                 "REQUEST_INVALID", f"the run folder could not be written ({error})"
             ) from None
-        now = self.clock.now()
+        now = self.clock.now(run_id)
         record = RunRecord(
             run_id=run_id,
             skill_id=request.skill.name,
@@ -274,11 +275,10 @@ class Orchestrator:
 
     def check_deadlines(self) -> None:
         """Act on every waiting run whose wait deadline has passed on the clock."""
-        now = self.clock.now()
         doomed: list[tuple[str, Resident]] = []
         with self._lock:
             for run in self.store.runs(states=("waiting_user",)):
-                if run.wait_deadline_at is None or now < run.wait_deadline_at:
+                if run.wait_deadline_at is None or self.clock.now(run.run_id) < run.wait_deadline_at:
                     continue
                 if not run.require_user_reply:
                     assert run.pending is not None
@@ -300,9 +300,11 @@ class Orchestrator:
         with self._lock:
             self._dispatch()
 
-    def wait_idle(self, timeout: float = 120.0) -> bool:
-        """Block until no turn is running; True when idle."""
+    def wait_idle(self, timeout: float = 120.0, run_id: str | None = None) -> bool:
+        """Block until no turn is running (of the run ``run_id`` alone, if given); True when idle."""
         with self._idle:
+            if run_id is not None:
+                return self._idle.wait_for(lambda: run_id not in self._workers, timeout=timeout)
             return self._idle.wait_for(lambda: not self._workers, timeout=timeout)
 
     def hold_free_slots(self) -> int:
@@ -312,6 +314,18 @@ class Orchestrator:
             while self.slots.try_acquire(holder := f"held-{uuid.uuid4().hex[:12]}"):
                 self._held_slots.append(holder)
             return len(self._held_slots)
+
+    def keep_from_slots(self, run_id: str) -> None:
+        """Let the run ``run_id`` find every slot taken, as `hold_free_slots` would, until
+        `let_into_slots`; other runs take slots as before. A test hook's view of a full server
+        scoped to one run, so that conformance cases sharing the server need not take turns."""
+        with self._lock:
+            self._kept_from_slots.add(run_id)
+
+    def let_into_slots(self, run_id: str) -> None:
+        with self._lock:
+            self._kept_from_slots.discard(run_id)
+            self._dispatch()
 
     def release_held_slots(self) -> int:
         """Give back the slots `hold_free_slots` held, and run what waited for one. How many."""
@@ -418,7 +432,7 @@ class Orchestrator:
     def _dispatch(self) -> None:
         """Give free slots to queued runs, oldest first. Caller holds the lock."""
         for run in self.store.runs(states=("queued",)):
-            if run.run_id in self._workers:
+            if run.run_id in self._workers or run.run_id in self._kept_from_slots:
                 continue
             if not self.slots.try_acquire(run.run_id):
                 return
@@ -432,7 +446,7 @@ class Orchestrator:
         argv = build_command(
             run.engine, run.mode, prompt=prompt, resume_id=resume_id, options=self._command_options(run)
         )
-        now = self.clock.now()
+        now = self.clock.now(run.run_id)
         with self.store.transaction() as tx:
             run = tx.update_run(
                 run,
@@ -610,7 +624,7 @@ class Orchestrator:
             turn.stderr,
             turn.end,
         )
-        now = self.clock.now()
+        now = self.clock.now(run_id)
         decision = assessment.decision
         session_id = assessment.transcript.session_id() or run.session_id
         warnings = tuple(dict.fromkeys(run.warnings + assessment.warnings))
@@ -672,7 +686,7 @@ class Orchestrator:
         """Record the reply; start the next turn (sticky) or queue it (resumable). Caller holds the lock."""
         assert run.pending is not None
         interaction_id = int(run.pending["interaction_id"])
-        now = self.clock.now()
+        now = self.clock.now(run.run_id)
         if run.profile == "sticky_process":
             if run.run_id not in self._residents or not self._residents[run.run_id].alive:
                 self._residents.pop(run.run_id, None)
@@ -704,7 +718,7 @@ class Orchestrator:
         """End a run outside a turn's decision (cancel, timeout, lost process, restart).
 
         Caller holds the lock."""
-        now = self.clock.now()
+        now = self.clock.now(run.run_id)
         result = {
             "status": state,
             "data": None,

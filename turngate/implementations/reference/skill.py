@@ -27,6 +27,7 @@ When runner.json has several problems, the first in document order is reported.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -352,18 +353,31 @@ def _schema_file(folder: Path, runner_path: Path, key: str, relative: str) -> di
         raise SkillPackageError(
             SKILL_PACKAGE_INVALID, runner_path, field, _shown(relative), "names no file in the package"
         )
+    text = _read_text(path)
+    problem = _schema_problem(text)
+    if problem is not None:
+        raise SkillPackageError(SKILL_PACKAGE_INVALID, path, *problem)
+    schema: dict[str, Any] = _parse_json(text)  # parsed again: the caller's own copy, never the cache's
+    return schema
+
+
+def _parse_json(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_problem(text: str) -> tuple[str | None, str | None, str] | None:
+    """What is wrong with a schema file's text (field, value shown, message), or None.
+
+    A function of the text alone, kept for texts seen before: checking against the metaschema is
+    most of what loading a package costs, and a server loads the same package for every job.
+    """
     try:
-        schema = json.loads(
-            _read_text(path), object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant
-        )
+        schema = _parse_json(text)
     except ValueError as error:
-        raise SkillPackageError(
-            SKILL_PACKAGE_INVALID, path, None, None, f"is not valid JSON: {error}"
-        ) from None
+        return None, None, f"is not valid JSON: {error}"
     if not isinstance(schema, dict):
-        raise SkillPackageError(
-            SKILL_PACKAGE_INVALID, path, None, _shown(schema), "must be a JSON Schema object"
-        )
+        return None, _shown(schema), "must be a JSON Schema object"
     dialect = schema.get("$schema")
     validator_class: type[jsonschema.protocols.Validator] = jsonschema.Draft202012Validator  # the default
     if dialect is not None:
@@ -373,28 +387,19 @@ def _schema_file(folder: Path, runner_path: Path, key: str, relative: str) -> di
             jsonschema.validators.validator_for(schema, default=unknown) if isinstance(dialect, str) else None
         )
         if known is None:
-            raise SkillPackageError(
-                SKILL_PACKAGE_INVALID,
-                path,
-                "$schema",
-                _shown(dialect),
-                "is not a JSON Schema dialect jsonschema knows",
-            )
+            return "$schema", _shown(dialect), "is not a JSON Schema dialect jsonschema knows"
         validator_class = known
     # What check_schema does, but every error, so the first in document order can be named.
     meta = validator_class(validator_class.META_SCHEMA, format_checker=validator_class.FORMAT_CHECKER)
     problems = sorted(meta.iter_errors(schema), key=lambda error: _error_order(schema, error))
     if problems:
-        problem = problems[0]
-        message = f"is not a valid JSON Schema: {problem.message}"
-        raise SkillPackageError(
-            SKILL_PACKAGE_INVALID,
-            path,
-            _json_path(list(problem.absolute_path)),
-            _shown(problem.instance),
-            message,
+        first = problems[0]
+        return (
+            _json_path(list(first.absolute_path)),
+            _shown(first.instance),
+            f"is not a valid JSON Schema: {first.message}",
         )
-    return schema
+    return None
 
 
 # Reading -----------------------------------------------------------------------------------

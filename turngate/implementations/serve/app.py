@@ -96,8 +96,8 @@ def build_app(service: JobService, *, tick_sec: float | None = 1.0) -> Starlette
         Route("/v1/_turngate/clock/advance", api(lambda r, p: service.advance_clock(p)), methods=["POST"]),
         Route("/v1/_turngate/restart", api(lambda r, p: service.restart(), body=""), methods=["POST"]),
         Route("/v1/_turngate/idle", api(lambda r, p: service.wait_idle(p)), methods=["POST"]),
-        Route("/v1/_turngate/slots/fill", api(lambda r, p: service.fill_slots(), body=""), methods=["POST"]),
-        Route("/v1/_turngate/slots/free", api(lambda r, p: service.free_slots(), body=""), methods=["POST"]),
+        Route("/v1/_turngate/slots/fill", api(lambda r, p: service.fill_slots(p)), methods=["POST"]),
+        Route("/v1/_turngate/slots/free", api(lambda r, p: service.free_slots(p)), methods=["POST"]),
         Route(
             "/v1/_turngate/jobs/{job_id}/internals",
             api(lambda r, p: service.internals(job(r)), body=""),

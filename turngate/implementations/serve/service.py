@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
@@ -48,6 +48,7 @@ MAX_JOB_BYTES: Final = 1024 * 1024
 # The largest wait a client may ask for (about 31 years): anything above is a mistake, not a wish.
 MAX_SESSION_TIMEOUT_SEC: Final = 10**9
 MAX_TURN_TIMEOUT_SEC: Final = 86400
+MAX_PACKAGES_KEPT: Final = 1024  # installed packages kept loaded (see JobService._loaded)
 
 # Runtime options of HTTP_API.md, plus turngate's own (prefixed) for its reference server.
 RUNTIME_OPTIONS: Final = frozenset(
@@ -94,6 +95,7 @@ class JobService:
         self._skills_dir = config.data_dir / "skills"
         self._skills_dir.mkdir(exist_ok=True)
         self._lock = threading.Lock()
+        self._packages: dict[Path, Skill] = {}  # installed folder -> its package, loaded once
         self._store, self._orchestrator = self._open()
 
     def _open(self) -> tuple[Store, Orchestrator]:
@@ -173,7 +175,20 @@ class JobService:
         if "/" in skill_id or skill_id.startswith(".") or not current.exists():
             raise ApiError(404, "SKILL_NOT_FOUND", f"skill_id: {skill_id!r} is not installed")
         upload = current.read_text(encoding="utf-8").strip()
-        return load_skill_as(self._skills_dir / skill_id / upload, skill_id)
+        return self._loaded(
+            self._skills_dir / skill_id / upload, lambda folder: load_skill_as(folder, skill_id)
+        )
+
+    def _loaded(self, folder: Path, load: Callable[[Path], Skill]) -> Skill:
+        """The package in an installed folder, read and checked once: such a folder never changes
+        (see `install`), and checking it again for every job and every look at a run was most of the
+        server's own work in a catalog run."""
+        skill = self._packages.get(folder)
+        if skill is None:
+            if len(self._packages) >= MAX_PACKAGES_KEPT:
+                self._packages.clear()
+            skill = self._packages[folder] = load(folder)
+        return skill
 
     # Jobs --------------------------------------------------------------------------------
 
@@ -388,9 +403,10 @@ class JobService:
         seconds = body.get("seconds") if isinstance(body, Mapping) else None
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
             raise ApiError(400, "REQUEST_INVALID", f"seconds: {seconds!r}: must be a number >= 0")
-        cast(ManualClock, self.clock).advance(float(seconds))
+        job_id = self._hook_job(body)  # that job's clock alone: cases sharing the server each move their own
+        cast(ManualClock, self.clock).advance(float(seconds), job_id)
         self._orchestrator.check_deadlines()
-        return {"now": self.clock.now()}
+        return {"now": self.clock.now(job_id), **({"job_id": job_id} if job_id is not None else {})}
 
     def restart(self) -> dict[str, Any]:
         """Stop the orchestrator as a crash would and start a new one on the same store."""
@@ -400,20 +416,39 @@ class JobService:
             self._store, self._orchestrator = self._open()
         return {"restarted": True}
 
-    def fill_slots(self) -> dict[str, Any]:
+    def fill_slots(self, body: object) -> dict[str, Any]:
         """Hold every free slot (as other work would) until `free_slots`: a run answered meanwhile
-        waits for a slot. turngate runs such a case alone on a shared server."""
+        waits for a slot. With a ``job_id``, for that job alone: it finds no slot free, as if every
+        one were taken, while the other jobs go on (cases sharing the server need not take turns)."""
         self._hooks()
+        job_id = self._hook_job(body)
+        if job_id is not None:
+            self._orchestrator.keep_from_slots(job_id)
+            return {"held": 0, "job_id": job_id}
         return {"held": self._orchestrator.hold_free_slots()}
 
-    def free_slots(self) -> dict[str, Any]:
+    def free_slots(self, body: object) -> dict[str, Any]:
         self._hooks()
+        job_id = self._hook_job(body)
+        if job_id is not None:
+            self._orchestrator.let_into_slots(job_id)
+            return {"freed": 0, "job_id": job_id}
         return {"freed": self._orchestrator.release_held_slots()}
 
     def wait_idle(self, body: object) -> dict[str, Any]:
         self._hooks()
         timeout = body.get("timeout", 120.0) if isinstance(body, Mapping) else 120.0
-        return {"idle": self._orchestrator.wait_idle(float(timeout))}
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 <= timeout <= 3600:
+            raise ApiError(
+                400, "REQUEST_INVALID", f"timeout: {timeout!r:.80}: must be seconds from 0 to 3600"
+            )
+        # One job's turn (what a case sharing the server waits for), or every job's.
+        job_id = self._hook_job(body)
+        idle = self._orchestrator.wait_idle(float(timeout), job_id)
+        if job_id is None:
+            return {"idle": idle}
+        # The job as GET /v1/jobs/{id} shows it now: what the caller would ask for next, one call fewer.
+        return {"idle": idle, "job_id": job_id, "status": self.status(job_id)}
 
     def internals(self, job_id: str) -> dict[str, Any]:
         """What only the reference can show: the gate's decisions, the slot, the patched SKILL.md."""
@@ -455,7 +490,16 @@ class JobService:
         return shown
 
     def _run_skill(self, run: RunRecord) -> Skill:
-        return load_skill(Path(run.request["skill_dir"]))  # the package the run started with
+        return self._loaded(Path(run.request["skill_dir"]), load_skill)  # the package the run started with
+
+    def _hook_job(self, body: object) -> str | None:
+        """The job a test hook is scoped to (``job_id`` in its body), or None for the whole server."""
+        job_id = body.get("job_id") if isinstance(body, Mapping) else None
+        if job_id is None:
+            return None
+        if not isinstance(job_id, str):
+            raise ApiError(400, "REQUEST_INVALID", f"job_id: {job_id!r:.80}: must be a job id (a string)")
+        return self._run(job_id).run_id
 
     def _hooks(self) -> None:
         if not self.config.test_hooks:

@@ -68,6 +68,7 @@ class HttpConnector:
         self._fillers = SlotFillers(self.transport, options)
         self._clock = RealClock(options)
         self._job: str | None = None
+        self._idle_status: tuple[int, Mapping[str, Any]] | None = None  # (transport.writes, status)
         self._replied_to: int | None = None  # an accepted reply's interaction: still "waiting" is stale
         self._slots_filled = False  # fill_slots held the server's free slots: "queued" is settled
         self._last_status: Mapping[str, Any] = {}
@@ -177,7 +178,10 @@ class HttpConnector:
 
     def advance_clock(self, seconds: float) -> None:
         if self.options.turngate_hooks:
-            self.transport.call_ok("POST", "/v1/_turngate/clock/advance", {"seconds": seconds})
+            # This case's job alone, so that cases sharing the server need not take turns with it.
+            self.transport.call_ok(
+                "POST", "/v1/_turngate/clock/advance", {"seconds": seconds, **self._scope()}
+            )
             return
         if not self._clock.active:
             raise TargetError(
@@ -224,14 +228,21 @@ class HttpConnector:
                 time.sleep(pause)
                 pause = min(pause * 1.5, 0.5)  # back off: a busy server may run one job at a time
         if self.options.turngate_hooks:  # engines stopped, call log written: the reference knows
-            self.transport.call_ok("POST", "/v1/_turngate/idle", {"timeout": self.options.settle_timeout_sec})
+            # This job's turn only: waiting for the whole server would make cases take turns.
+            idle = {"timeout": self.options.settle_timeout_sec, "job_id": self.job}
+            answer = self.transport.call_ok("POST", "/v1/_turngate/idle", idle)
+            shown = answer.get("status") if isinstance(answer, Mapping) else None
+            if isinstance(shown, Mapping) and shown.get("status") in STATES:
+                # The job once its turn is over; it stays so until the case's next request that is
+                # not a GET (the test hooks' clock moves only when told), so observe need not ask.
+                self._idle_status = (self.transport.writes, shown)
         self._clock.settled(status)
 
     def fill_slots(self) -> None:
         """Hold every free slot: turngate serve --test-hooks by its hook; any other server with the
         target file's ``slots`` by filler jobs (http_slots) until `free_slots` cancels them."""
-        if self.options.turngate_hooks:
-            self.transport.call_ok("POST", "/v1/_turngate/slots/fill")
+        if self.options.turngate_hooks:  # for this case's job alone once there is one (see pool.exclusive)
+            self.transport.call_ok("POST", "/v1/_turngate/slots/fill", self._scope())
         else:
             slots = self.options.slots
             if slots is None:
@@ -244,8 +255,12 @@ class HttpConnector:
         if self._fillers.held is not None:
             self._fillers.release()
         elif self.options.turngate_hooks:
-            self.transport.call_ok("POST", "/v1/_turngate/slots/free")
+            self.transport.call_ok("POST", "/v1/_turngate/slots/free", self._scope())
         self._slots_filled = False
+
+    def _scope(self) -> dict[str, str]:
+        """What scopes a test hook to this case's job (none before it has one: the whole server)."""
+        return {"job_id": self._job} if self._job is not None else {}
 
     def _settled(self, status: Mapping[str, Any]) -> bool:
         state = status.get("status")
@@ -272,7 +287,7 @@ class HttpConnector:
     # Observation -------------------------------------------------------------------------
 
     def observe(self) -> Observation:
-        status = self.status()
+        status = self._status_since_idle() or self.status()
         pending, pending_known = self._pending()
         code, answer = self.transport.call("GET", f"/v1/jobs/{self.job}/result")
         result = answer.get("result") if code == 200 and isinstance(answer, Mapping) else None
@@ -361,6 +376,14 @@ class HttpConnector:
             patch=patch,
             extra=extra,
         )
+
+    def _status_since_idle(self) -> Mapping[str, Any] | None:
+        """The status the idle hook answered, while nothing was sent since that could change it."""
+        kept, self._idle_status = self._idle_status, None
+        if kept is None or kept[0] != self.transport.writes:
+            return None
+        self._last_status = kept[1]
+        return kept[1]
 
     def status(self) -> Mapping[str, Any]:
         """GET /v1/jobs/{job}: the job as the server shows it now, with a state of the job API."""

@@ -176,6 +176,7 @@ def run_plan(plan: Plan, document: dict[str, Any], target: Target, reading: str 
         reading=reading,
         shared_scripts=target.shared_scripts,
         shared_call_log=target.shared_call_log,
+        sticky_knob=not target.hooks,
     )
 
 

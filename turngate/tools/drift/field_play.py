@@ -45,6 +45,7 @@ def target_decider(target: Target) -> Decider:
                 target.connector(),
                 shared_scripts=target.shared_scripts,
                 shared_call_log=target.shared_call_log,
+                sticky_knob=not target.hooks,
             )
         if result.record is None:
             raise PlayError(
