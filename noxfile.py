@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import nox
 
@@ -11,37 +12,50 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 
+def _install(session: nox.Session, *requirements: str) -> None:
+    """Into the session's own virtualenv. Under ``nox --no-venv`` (the README's test command) nothing:
+    the environment nox runs in has ``.[dev]`` already, and three more virtualenvs took CI a minute."""
+    if session.venv_backend != "none":
+        session.install(*requirements)
+
+
+def _module(session: nox.Session, name: str, *args: str) -> None:
+    """``python -m NAME ARGS`` in the session's environment: under ``--no-venv``, nox's own."""
+    python = sys.executable if session.venv_backend == "none" else "python"
+    session.run(python, "-m", name, *args, external=True)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite (real subprocesses, pexpect over a PTY, hypothesis), on every core (pytest-xdist).
 
     ``nox -s tests -- -n 0`` runs it in one process (a later ``-n`` wins)."""
-    session.install("-e", ".[test]")
+    _install(session, "-e", ".[test]")
     # The HTML report is tested in a real headless Chromium (Debian's package); install it if missing.
     session.run("bash", "scripts/ensure-chromium", external=True)
     # Bytecode for every process the tests start (the CLI, turngate serve, xdist workers): with
     # PYTHONDONTWRITEBYTECODE set, as on these machines, each would compile the package again.
-    session.run("python", "-m", "compileall", "-q", "turngate")
+    _module(session, "compileall", "-q", "turngate")
     # One worker more than there are cores: the tests marked mostly_waiting go first and wait a
     # minute on real time, and the other workers keep every core busy meanwhile. worksteal: an idle
     # worker takes queued tests over from a busy one.
     workers = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else "auto"
-    session.run("pytest", "-n", str(workers), "--dist", "worksteal", *session.posargs)
+    _module(session, "pytest", "-n", str(workers), "--dist", "worksteal", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff: the rules in pyproject.toml, and the formatting."""
-    session.install("ruff")
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
+    _install(session, "ruff")
+    _module(session, "ruff", "check", ".")
+    _module(session, "ruff", "format", "--check", ".")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy, strict on turngate/ (configured in pyproject.toml)."""
-    session.install("-e", ".[dev]")
-    session.run("mypy")
+    _install(session, "-e", ".[dev]")
+    _module(session, "mypy")
 
 
 @nox.session

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     collection and the others take work from its end, so a worker that waits a minute at the start
     leaves the cores to the rest (`nox -s tests` runs one worker more than there are cores)."""
     items.sort(key=lambda item: item.get_closest_marker("mostly_waiting") is None)
+
+
+@pytest.fixture(autouse=True)
+def _signals_left_as_found() -> Iterator[None]:
+    """A test leaves the process's Ctrl-C and SIGTERM handling as it found them: a worker left
+    ignoring SIGINT passes that on to every `turngate run` it starts later, and the Ctrl-C tests
+    there then fail (the run ignores the signal and finishes), far from the test to blame."""
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    after = {number: signal.getsignal(number) for number in before}
+    assert after == before, f"signal handlers changed by this test: {before} -> {after}"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 A terminal sends SIGINT to the whole foreground process group (the run and its
 pool workers and engines), so the test does the same to a run in a session of
-its own, once a few cases have finished.
+its own, once a few cases have finished. It starts the run with Ctrl-C's default handling, as a
+terminal's foreground job has it: a shell that starts the suite in the background (``cmd &`` without
+job control, as some CI runners do) makes every process below it ignore SIGINT.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ import pytest
 from turngate.judge.report import read_report
 
 
+def _as_a_terminal_would() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Python then installs its KeyboardInterrupt handler
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs: str) -> None:
     report, junit = tmp_path / "run.jsonl", tmp_path / "junit.xml"
@@ -31,6 +37,7 @@ def test_ctrl_c_writes_the_footer_the_junit_and_the_summary(tmp_path: Path, jobs
         cwd=tmp_path,
         env={**os.environ, "NO_COLOR": "1"},
         start_new_session=True,
+        preexec_fn=_as_a_terminal_would,
     )
     assert process.stdout is not None
     assert process.stderr is not None
@@ -61,9 +68,14 @@ def test_a_ctrl_c_inside_a_held_block_lands_after_it() -> None:
     from turngate.base.interrupts import interrupts_held
 
     done = []
-    with pytest.raises(KeyboardInterrupt), interrupts_held():
-        os.kill(os.getpid(), signal.SIGINT)
-        done.append("counted")
-        done.append("written")
-    assert done == ["counted", "written"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # This process may have been started ignoring SIGINT (see the module's docstring): handle it here.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), interrupts_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("counted")
+            done.append("written")
+        assert done == ["counted", "written"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
