@@ -114,6 +114,6 @@ def test_the_skill_runner_variant_passes_the_whole_catalog_over_http(skill_runne
         server.target_fields(settle_timeout_sec=60, capabilities=shown), Path("target.yaml")
     )
     planned = cases(CATALOG, ["codex"])
-    results = list(run_all(planned, target=Target(server.url, "http", http=options), jobs=1))
+    results = list(run_all(planned, target=Target(server.url, "http", http=options), jobs=2))
     assert len(results) == len(planned)
     assert not wrong(results), "\n".join(wrong(results)[:10])
