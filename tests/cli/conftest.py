@@ -40,7 +40,9 @@ def implementer_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[
     # Nothing of this suite's own pytest run (xdist worker, addopts) may reach the implementer's pytest.
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
+        # hypothesis' plugin is this suite's, not the implementer's, and half of pytest's start (0.6 s
+        # of CPU, a fifth of the plugin tests' time); none of these runs has a property test.
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:hypothesispytest", *args],
         capture_output=True,
         text=True,
         timeout=600,
