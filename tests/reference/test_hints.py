@@ -271,7 +271,8 @@ def test_yaml_document_shapes() -> None:
         ("- a list", "payload: not a mapping"),
         ("ask_user:\n  prompt: [unclosed", "broken YAML at line 3"),  # where the stream ended
         ("ask_user:\n  prompt: a\n  when: 2024-01-01\n  context: {at: 2024-01-01}", "context: not JSON"),
-        ("ask_user: {prompt: p, context: &c {self: *c}}", "context: not JSON-compatible (nested deeper"),
+        # refused as read, before anything walks the value it stands for (base/bounded_yaml.py)
+        ("ask_user: {prompt: p, context: &c {self: *c}}", "YAML too large (an alias that contains itself)"),
     ]:
         hint = read_hint(f"<ASK_USER_YAML>\n{body}\n</ASK_USER_YAML>")
         assert hint is not None
@@ -290,7 +291,8 @@ def test_alias_bombs_are_bounded() -> None:
     hint = read_hint(text)
     assert hint is not None
     assert not hint.clean
-    assert "context: not JSON-compatible (more than 10000 values)" in hint.problems[0]
+    # refused as read, in time linear in the text: nothing walks the 10^9 values it stands for
+    assert "YAML too large (more than 10000 values once its aliases are expanded)" in hint.problems[0]
 
 
 # -- which hint counts, and spans ------------------------------------------------------------------

@@ -47,6 +47,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 import yaml
 
+from turngate.base.bounded_yaml import YamlTooLarge, load_bounded, short_repr
 from turngate.engines.readers import _bounded_json
 from turngate.engines.readers._stream import clean_text
 
@@ -290,11 +291,7 @@ class _NotJson(Exception):
 
 
 def _short(value: object) -> str:
-    try:
-        shown = repr(value)
-    except Exception:  # a repr may fail on exotic values; a diagnostic must not
-        shown = f"<{type(value).__name__}>"
-    return shown if len(shown) <= _REPR_LIMIT else shown[: _REPR_LIMIT - 1] + "…"
+    return short_repr(value, _REPR_LIMIT)  # never the whole value: it may stand for 10^9 others
 
 
 def _malformed(form: HintForm, span: tuple[int, int], problem: str) -> HintReading:
@@ -313,7 +310,9 @@ def _parse_yaml_document(form: HintForm, span: tuple[int, int], source: str) -> 
     elif source.startswith("\n"):
         source = source[1:]
     try:
-        document = yaml.safe_load(source)
+        document = load_bounded(source, max_values=_MAX_NODES, max_depth=_MAX_DEPTH)
+    except YamlTooLarge as error:  # an alias bomb: refused before anything walks it
+        return _malformed(form, span, f"YAML too large ({error})")
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -334,7 +333,9 @@ def _parse_yaml_document(form: HintForm, span: tuple[int, int], source: str) -> 
 
 def _parse_flow(span: tuple[int, int], source: str) -> HintReading:
     try:
-        document = yaml.safe_load(source)
+        document = load_bounded(source, max_values=_MAX_NODES, max_depth=_MAX_DEPTH)
+    except YamlTooLarge as error:
+        return _malformed("yaml_flow", span, f"YAML too large ({error})")
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""

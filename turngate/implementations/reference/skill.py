@@ -41,6 +41,9 @@ import jsonschema.protocols
 import jsonschema.validators
 import yaml
 
+from turngate.base.bounded_yaml import YamlTooLarge, load_bounded, short_repr
+from turngate.base.pathnames import path_problem
+
 SKILL_PACKAGE_INVALID: Final = "SKILL_PACKAGE_INVALID"
 SKILL_MANIFEST_INVALID: Final = "SKILL_MANIFEST_INVALID"
 SKILL_ENGINE_UNSUPPORTED: Final = "SKILL_ENGINE_UNSUPPORTED"
@@ -188,7 +191,11 @@ def skill_md_name(text: str, file: Path) -> str:
             SKILL_PACKAGE_INVALID, file, None, None, "front matter has no closing '---' line"
         )
     try:
-        front = yaml.safe_load("\n".join(lines[1:closing]))
+        front = load_bounded("\n".join(lines[1:closing]))
+    except YamlTooLarge as error:  # an alias bomb, or nesting no front matter needs
+        raise SkillPackageError(
+            SKILL_PACKAGE_INVALID, file, None, None, f"front matter is too large: {error}"
+        ) from None
     except yaml.YAMLError as error:
         problem = str(error).replace("\n", " ")
         raise SkillPackageError(
@@ -211,7 +218,7 @@ def skill_md_name(text: str, file: Path) -> str:
 def parse_manifest(text: str, file: Path) -> dict[str, Any]:
     """runner.json's text to a checked document, or `SkillPackageError` (``SKILL_MANIFEST_INVALID``)."""
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        document = _parse_json(text)
     except ValueError as error:
         raise SkillPackageError(
             SKILL_MANIFEST_INVALID, file, None, None, f"is not valid JSON: {error}"
@@ -343,6 +350,9 @@ def _json_path(parts: Sequence[object]) -> str | None:
 
 def _schema_file(folder: Path, runner_path: Path, key: str, relative: str) -> dict[str, Any]:
     field = f"schemas.{key}"
+    unholdable = path_problem(relative)
+    if unholdable is not None:
+        raise SkillPackageError(SKILL_PACKAGE_INVALID, runner_path, field, _shown(relative), unholdable)
     path = folder / relative
     # resolve() follows symlinks, so a link pointing out of the package is caught too.
     if not path.resolve().is_relative_to(folder.resolve()):
@@ -361,8 +371,33 @@ def _schema_file(folder: Path, runner_path: Path, key: str, relative: str) -> di
     return schema
 
 
+MAX_JSON_DEPTH: Final = 64  # runner.json and the schemas: deeper is refused before any check walks it
+
+
 def _parse_json(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    """A package's JSON file, or ValueError: also for nesting deeper than `MAX_JSON_DEPTH`, which
+    json (and then jsonschema, walking it) would otherwise meet as a RecursionError."""
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}") from None
+    if _deeper_than(document, MAX_JSON_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}")
+    return document
+
+
+def _deeper_than(document: Any, limit: int) -> bool:
+    level: list[Any] = [document]
+    for _ in range(limit):
+        level = [
+            inner
+            for item in level
+            if isinstance(item, dict | list)
+            for inner in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) and item for item in level)
 
 
 @functools.lru_cache(maxsize=512)
@@ -436,5 +471,4 @@ def _no_constant(name: str) -> object:
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    return short_repr(value, _MAX_SHOWN, cut="...")  # never the whole value: it may stand for 10^9 others

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from turngate.base.pathnames import path_problem
 from turngate.implementations.serve.errors import ApiError
 
 MAX_UNPACKED_BYTES: Final = 64 * 1024 * 1024
@@ -108,6 +109,9 @@ def _plan(infos: list[zipfile.ZipInfo], field: str) -> list[zipfile.ZipInfo]:
             raise ApiError(400, PACKAGE_INVALID, f"{field}: entry {name!r} leaves the package folder")
         if not path.parts or path.as_posix() == ".":
             raise ApiError(400, PACKAGE_INVALID, f"{field}: entry {name!r} names no file")
+        unholdable = path_problem(name)
+        if unholdable is not None:
+            raise ApiError(400, PACKAGE_INVALID, f"{field}: entry {name!r:.120}: {unholdable}")
         mode = info.external_attr >> 16
         if stat.S_ISLNK(mode):
             raise ApiError(400, PACKAGE_INVALID, f"{field}: entry {name!r} is a symbolic link")

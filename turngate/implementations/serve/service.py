@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
 
 from turngate import __version__
+from turngate.base.pathnames import path_problem
 from turngate.engines.fake.invocation import ENGINES
 from turngate.implementations.conforming_variants import REFERENCE, Variant
 from turngate.implementations.mutants.model import Mutant
@@ -171,8 +172,11 @@ class JobService:
     def _skill(self, skill_id: object) -> Skill:
         if not isinstance(skill_id, str) or not skill_id:
             raise ApiError(400, "REQUEST_INVALID", f"skill_id: {skill_id!r}: must be a non-empty string")
+        # A name no folder can have (too long, a NUL) is no installed skill: asked before the disk is.
+        if "/" in skill_id or skill_id.startswith(".") or path_problem(skill_id) is not None:
+            raise ApiError(404, "SKILL_NOT_FOUND", f"skill_id: {skill_id!r:.120} is not installed")
         current = self._skills_dir / skill_id / "current"
-        if "/" in skill_id or skill_id.startswith(".") or not current.exists():
+        if not current.exists():
             raise ApiError(404, "SKILL_NOT_FOUND", f"skill_id: {skill_id!r} is not installed")
         upload = current.read_text(encoding="utf-8").strip()
         return self._loaded(
