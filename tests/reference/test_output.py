@@ -115,3 +115,33 @@ def test_malformed_hints_are_never_business_output(form: str, defect: str) -> No
     spec = {"form": form, "defect": defect, "prompt": "Which?", "kind": "choose_one", "options": options}
     text = render({**spec, "text": "Which greeting style?"})
     assert not check_output(text, output_schema={"type": "object"}).valid, text
+
+
+# A skill's pattern meets model-written text: matched by RE2 (base/patterns.py), in time linear in the
+# text whatever the pattern. Python's backtracking re takes 2^n steps on ^(a+)+$ against a...ab.
+CATASTROPHIC = {
+    "type": "object",
+    "properties": {"greeting": {"type": "string", "pattern": "^(a+)+$"}},
+    "patternProperties": {"^(b+)+$": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+def test_a_catastrophic_pattern_is_matched_without_backtracking(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jsonschema._keywords
+    import jsonschema._utils
+
+    def backtracking(*_args: object) -> None:
+        raise AssertionError("a schema pattern was matched by Python's re")
+
+    monkeypatch.setattr(jsonschema._keywords.re, "search", backtracking)
+    monkeypatch.setattr(jsonschema._utils.re, "search", backtracking)
+    refused = check_output('{"greeting": "' + "a" * 30 + 'b"}', output_schema=CATASTROPHIC)
+    assert (refused.valid, refused.problem) == (False, "OUTPUT_SCHEMA_INVALID")
+    assert "does not match '^(a+)+$'" in refused.detail
+    assert check_output('{"greeting": "aaaa"}', output_schema=CATASTROPHIC).valid
+    keyed = check_output('{"greeting": "aa", "' + "b" * 30 + 'c": 1}', output_schema=CATASTROPHIC)
+    assert (keyed.valid, keyed.problem) == (False, "OUTPUT_SCHEMA_INVALID")
+    assert check_output('{"greeting": "aa", "bbb": 1}', output_schema=CATASTROPHIC).valid
+    wrong_type = check_output('{"greeting": "aa", "bbb": "one"}', output_schema=CATASTROPHIC)
+    assert (wrong_type.valid, wrong_type.problem) == (False, "OUTPUT_SCHEMA_INVALID")

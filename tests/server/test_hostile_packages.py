@@ -75,6 +75,18 @@ ATTACKS = [
         id="schema-900-deep",
     ),
     pytest.param(
+        _write("assets/output.schema.json", json.dumps({"properties": {"a": {"pattern": "(?=x)y"}}})),
+        "output.schema.json",
+        "properties.a.pattern: '(?=x)y': not a pattern that can be matched in linear time",
+        id="schema-lookahead",
+    ),
+    pytest.param(
+        _write("assets/input.schema.json", json.dumps({"patternProperties": {"(a)\\1": {}}})),
+        "input.schema.json",
+        "not a pattern that can be matched in linear time",
+        id="schema-backreference",
+    ),
+    pytest.param(
         _runner(lambda runner: runner["schemas"].update(output="assets/a\u0000b.json")),
         "runner.json",
         "schemas.output",

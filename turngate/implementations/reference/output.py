@@ -20,6 +20,7 @@ from typing import Any, Final, Literal
 import jsonschema
 import jsonschema.validators
 
+from turngate.base.patterns import linear_time
 from turngate.engines.readers import _bounded_json
 from turngate.engines.readers._object_search import iter_objects
 from turngate.implementations.reference.hints import HintScan, is_ask_user_envelope, strip_hints
@@ -210,8 +211,7 @@ def _last_embedded_object(text: str) -> dict[str, Any] | None:
 
 
 def _first_schema_error(schema: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:
-    validator_class = jsonschema.validators.validator_for(schema)
-    validator = validator_class(schema)
+    validator = linear_time(jsonschema.validators.validator_for(schema))(schema)
     try:
         errors = sorted(validator.iter_errors(data), key=lambda error: list(error.absolute_path))
     except RecursionError:  # a recursive schema walking an output nested near the decoding bound

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -43,6 +43,7 @@ import yaml
 
 from turngate.base.bounded_yaml import YamlTooLarge, load_bounded, short_repr
 from turngate.base.pathnames import path_problem
+from turngate.base.patterns import unmatchable
 
 SKILL_PACKAGE_INVALID: Final = "SKILL_PACKAGE_INVALID"
 SKILL_MANIFEST_INVALID: Final = "SKILL_MANIFEST_INVALID"
@@ -434,7 +435,35 @@ def _schema_problem(text: str) -> tuple[str | None, str | None, str] | None:
             _shown(first.instance),
             f"is not a valid JSON Schema: {first.message}",
         )
+    for where, pattern in _patterns(schema):  # matched against model-written text at every turn
+        reason = unmatchable(pattern)
+        if reason is not None:
+            return _json_path(where), _shown(pattern), reason
     return None
+
+
+def _patterns(schema: Any) -> Iterator[tuple[list[str | int], str]]:
+    """Every regular expression a schema matches instances with: ``pattern`` values and
+    ``patternProperties`` keys, with where each is."""
+    stack: list[tuple[list[str | int], Any]] = [([], schema)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(([*where, index], item) for index, item in enumerate(node))
+        elif isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                yield [*where, "pattern"], node["pattern"]
+            if isinstance(node.get("patternProperties"), dict):
+                for key in node["patternProperties"]:
+                    yield [*where, "patternProperties", key], key
+            stack.extend(
+                ([*where, key], item)
+                for key, item in node.items()
+                if isinstance(item, dict | list) and key not in _DATA_KEYWORDS
+            )
+
+
+_DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})  # values, not schemas
 
 
 # Reading -----------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import threading
 from collections.abc import Callable, Mapping
@@ -21,6 +20,7 @@ from typing import Any, Final, cast
 
 from turngate import __version__
 from turngate.base.pathnames import path_problem
+from turngate.base.patterns import search
 from turngate.engines.fake.invocation import ENGINES
 from turngate.implementations.conforming_variants import REFERENCE, Variant
 from turngate.implementations.mutants.model import Mutant
@@ -529,9 +529,11 @@ def _check_declared_inputs(skill: Skill, given: Mapping[str, Any]) -> None:
     names = list(declared) if isinstance(declared, Mapping) else []
     patterns = schema.get("patternProperties")
     pattern_texts = [str(pattern) for pattern in patterns] if isinstance(patterns, Mapping) else []
-    matches = [_pattern(pattern) for pattern in pattern_texts]
+    # in linear time (RE2): a key is the caller's text, a pattern the package's
     undeclared = [
-        key for key in given if key not in names and not any(match.search(key) for match in matches)
+        key
+        for key in given
+        if key not in names and not any(search(pattern, key) for pattern in pattern_texts)
     ]
     if not undeclared:
         return
@@ -539,7 +541,7 @@ def _check_declared_inputs(skill: Skill, given: Mapping[str, Any]) -> None:
         where = "the skill declares no input (its runner.json names no schemas.input)"
     else:
         where = f"the skill's input schema declares {', '.join(map(_quoted, names)) or 'no key'}"
-        if matches:
+        if pattern_texts:
             where += f" and keys matching {', '.join(map(_quoted, pattern_texts))}"
     keys = ", ".join(_quoted(key) for key in undeclared[:5]) + (", ..." if len(undeclared) > 5 else "")
     raise ApiError(
@@ -548,13 +550,6 @@ def _check_declared_inputs(skill: Skill, given: Mapping[str, Any]) -> None:
         f"input: {keys}: not declared; {where} (a schema that takes other keys says"
         ' "additionalProperties": true)',
     )
-
-
-def _pattern(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error:  # checked at install ("format": "regex"); a pattern Python cannot read matches nothing
-        return re.compile(r"(?!)")
 
 
 def _quoted(text: str) -> str:
