@@ -158,3 +158,17 @@ def test_a_job_upload_with_a_300_character_entry_name_is_a_400(server: Server) -
     code, answer = server.call("POST", f"/v1/jobs/{job}/upload", raw=body, content_type=content_type)
     assert code == 400, answer
     assert "\n" not in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity", "-Infinity"])
+def test_a_number_json_cannot_carry_is_a_400_and_starts_no_run(server: Server, number: str) -> None:
+    assert server.install()[0] == 200
+    runs = server.root / "data" / "runs"
+    before = sorted(runs.iterdir()) if runs.exists() else []
+    body = '{"skill_id": "greet", "engine": "codex", "input": {"case": "x", "n": NUMBER}}'.replace(
+        "NUMBER", number
+    )
+    code, answer = server.call("POST", "/v1/jobs", raw=body.encode())
+    assert code == 400, answer
+    assert number.lstrip("-") in answer["error"]["message"]
+    assert (sorted(runs.iterdir()) if runs.exists() else []) == before

@@ -409,7 +409,10 @@ class Orchestrator:
             "parameter": dict(request.parameter),
         }
         (run_dir / "input.json").write_text(
-            json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8"
+            # allow_nan=False: a caller that let Infinity or NaN through gets an error, never a
+            # file that is not JSON (serve refuses them in the request body already).
+            json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False),
+            encoding="utf-8",
         )
         (run_dir / "attempts").mkdir()
         chosen = request.gemini_output_format or self.engines.command_options.gemini_output_format

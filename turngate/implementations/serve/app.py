@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
@@ -153,11 +154,24 @@ async def _payload(request: Request, kind: str, limit: int) -> Any:
     if not raw:
         return {}
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_not_a_json_number, parse_float=_finite)
     except RecursionError:
         raise ApiError(400, "REQUEST_INVALID", "the body is JSON nested too deeply to read") from None
     except ValueError as error:
         raise ApiError(400, "REQUEST_INVALID", f"the body is not JSON ({error})") from None
+
+
+def _not_a_json_number(word: str) -> float:
+    """NaN, Infinity: Python's json reads them, JSON has no such numbers, and a run's input.json
+    holding one would not be JSON for the engine or any later reader."""
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e999: a JSON number, but no double holds it
+        raise ValueError(f"{text[:40]} is too large for a number (it would be stored as Infinity)")
+    return number
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
