@@ -7,25 +7,12 @@ the scoped hook acts on its job and leaves a second job, started beside it, as i
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
 
 from tests.server.conftest import Server
-
-ASK = [
-    {"steps": [{"say": "Which greeting style do you want?"}]},
-    {"steps": [{"say": '{"greeting": "Good day", "__SKILL_DONE__": true}'}]},
-]
-
-
-def waiting_job(server: Server, **options: Any) -> str:
-    assert server.install()[0] == 200
-    case = server.script(f"scoped-{uuid.uuid4().hex[:8]}", ASK)
-    job = server.job(case, **options)
-    assert server.settle(job)["status"] == "waiting_user"
-    return job
+from tests.server.test_api import waiting_job
 
 
 def state(server: Server, job: str) -> str:
