@@ -194,3 +194,48 @@ def test_a_fake_engine_detach_step_leaves_a_holder_of_its_pipes_that_the_turn_en
     turn = OneShot(argv, cwd=tmp_path, env=env).wait(timeout=60)
     assert turn.end == ProcessEnd(0)
     assert readers.read("codex", turn.stdout).turn_end() is not None
+
+
+# When a turn is over (docs/reference-orchestrator.md): an engine that lives on once its stream shows
+# its end-of-turn signal, or once it closed both pipes, is stopped and its turn judged by its stream.
+COMPLETE_TURN = """
+    import os, sys, time
+    sys.stdout.write('{"type":"thread.started","thread_id":"t-1"}\\n')
+    done = '{\\"__SKILL_DONE__\\": true}'
+    item = '{"id":"i","type":"agent_message","text":"%s"}' % done
+    sys.stdout.write('{"type":"item.completed","item":%s}\\n' % item)
+    sys.stdout.write('{"type":"turn.completed","usage":{}}\\n')
+    sys.stdout.flush()
+    MODE
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "end"),
+    [
+        pytest.param("time.sleep(600)", ProcessEnd(None), id="lives-on-after-its-end-of-turn"),
+        pytest.param(
+            "os.close(1); os.close(2); time.sleep(600)", ProcessEnd(None), id="closes-its-pipes-lives-on"
+        ),
+        pytest.param(
+            "os.close(1); os.close(2); time.sleep(0.5)", ProcessEnd(0), id="closes-its-pipes-then-exits"
+        ),
+    ],
+)
+def test_a_complete_turn_is_judged_by_its_stream_whether_or_not_the_engine_exits(
+    tmp_path: Path, mode: str, end: ProcessEnd
+) -> None:
+    argv = _script(tmp_path, "linger", COMPLETE_TURN.replace("MODE", mode))
+    oneshot = OneShot(argv, cwd=tmp_path, env=dict(os.environ))
+    # The watchdog is far: a turn that ended by it would say so (killed_by="watchdog").
+    turn = oneshot.wait(600, engine="codex", linger_sec=2.0)
+    assert turn.end == end
+    outcome = classify(readers.read("codex", turn.stdout, turn.stderr), turn.end, needs_session_id=False)
+    assert outcome.ok, outcome
+    assert gone(oneshot.pid)
+
+
+def test_without_its_end_of_turn_a_lingering_engine_waits_for_the_watchdog(tmp_path: Path) -> None:
+    argv = _script(tmp_path, "silent", "import time\nprint('thinking', flush=True)\ntime.sleep(600)\n")
+    turn = OneShot(argv, cwd=tmp_path, env=dict(os.environ)).wait(1.0, engine="codex", linger_sec=0.1)
+    assert turn.end.killed_by == "watchdog"

@@ -567,7 +567,7 @@ class Orchestrator:
                 self._oneshots[run.run_id] = oneshot
                 self._remember(run.run_id, oneshot.pid)
             try:
-                turn = oneshot.wait(timeout)
+                turn = oneshot.wait(timeout, engine=run.engine)
             finally:
                 with self._lock:
                     self._oneshots.pop(run.run_id, None)

@@ -25,7 +25,7 @@ ENGINE_TURN_INCOMPLETE: Final = "ENGINE_TURN_INCOMPLETE"
 ENGINE_OUTPUT_LIMIT: Final = "ENGINE_OUTPUT_LIMIT"
 
 # Why the orchestrator killed an engine; the first three end a turn, the others end a process.
-KilledBy = Literal["watchdog", "cancel", "output_limit", "timeout", "ended", "shutdown"]
+KilledBy = Literal["watchdog", "cancel", "output_limit", "timeout", "ended", "shutdown", "lingered"]
 
 # Words real engines print when credentials are missing or expired.
 _AUTH_SIGNS: Final = ("OAUTH2_REQUIRED", "AUTH_REQUIRED", "Unauthorized", "not logged in", "login required")

@@ -14,8 +14,10 @@ Every buffer is bounded and every wait ends, whatever a hostile engine prints or
 - The engine runs in its own session, so killing its process group kills what it
   started. A descendant that left the group (``setsid``) but still holds the
   engine's pipes is found by the pipe it holds and killed too; and whatever
-  happens, the turn stops reading ``EXIT_GRACE_SEC`` after the engine exited
+  happens, the turn stops reading once it has what was in the pipes when the engine exited
   (``PIPE_GRACE_SEC`` after it was killed), and closes its ends of the pipes.
+- An engine that lives on once its turn is over (its end-of-turn signal seen, or both pipes
+  closed) is stopped ``LINGER_SEC`` later, and the turn judged by its stream.
 - A resident turn does not re-read the whole turn on every chunk: the reader runs
   again only when the turn has doubled since the last reading, or when the
   streams have gone quiet (an engine that ended its turn waits for input), so the
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -48,8 +51,9 @@ from turngate.implementations.reference.outcome import KilledBy, ProcessEnd
 DEFAULT_OUTPUT_LIMIT: Final = 16 * 1024 * 1024
 # How long a turn keeps reading after the engine ended or was killed, for output still in the pipes.
 PIPE_GRACE_SEC: Final = 2.0
-# The same after an engine exited by itself: all it wrote is in the pipes, read at once.
-EXIT_GRACE_SEC: Final = 0.25
+# How long an engine may live on once its turn is over (its end-of-turn signal, or both pipes
+# closed) before it is stopped and the turn judged by its stream (docs/reference-orchestrator.md).
+LINGER_SEC: Final = 5.0
 _CHUNK: Final = 65536
 # A resident turn's reader runs again once the streams were quiet this long (or the turn doubled).
 _QUIET_SEC: Final = 0.01
@@ -129,6 +133,12 @@ class _Capture:
             self.chunks[name].append(chunk)
             self.sizes[name] += len(chunk)
 
+    def peek(self, name: str) -> bytes:
+        return b"".join(self.chunks[name])
+
+    def size(self) -> int:
+        return self.sizes["stdout"] + self.sizes["stderr"]
+
     def take(self, name: str) -> bytes:
         data = b"".join(self.chunks[name])
         self.chunks[name] = []
@@ -139,6 +149,8 @@ def _end_of(returncode: int, killed_by: KilledBy | None) -> ProcessEnd:
     match killed_by:
         case "watchdog" | "cancel" | "output_limit":
             return ProcessEnd(returncode, killed_by=killed_by)
+        case "lingered":  # stopped by us once its turn was over: the stream says how it ended
+            return ProcessEnd(None)
     if returncode < 0:
         return ProcessEnd(None, signal=-returncode)
     return ProcessEnd(returncode)
@@ -172,44 +184,102 @@ class OneShot:
     def pid(self) -> int:
         return self._process.pid
 
-    def wait(self, timeout: float) -> TurnBytes:
+    def wait(self, timeout: float, *, engine: str | None = None, linger_sec: float = LINGER_SEC) -> TurnBytes:
         """Read the turn until the engine exits, the watchdog fires or the output limit is passed.
 
-        One thread reads both pipes with a selector, so a deadline covers the whole
-        turn: nothing here waits for a pipe's end without a bound.
+        One thread reads both pipes with a selector, so a deadline covers the whole turn: nothing
+        here waits for a pipe's end without a bound. Once the turn is over its end does not depend
+        on timing (docs/reference-orchestrator.md, "When a turn is over"):
+
+        - the engine exited: exactly what was in its pipes at that moment is the rest of the turn
+          (FIONREAD), never what a descendant writes afterwards;
+        - its stream shows its own end-of-turn signal (``engine`` given) or it closed both pipes,
+          and it lives on: ``linger_sec`` later it is stopped, and the turn is judged by its stream
+          (``ProcessEnd(None)``), not failed as killed.
         """
         process = self._process
         assert process.stdout is not None and process.stderr is not None
         capture = _Capture(self._limits.per_stream_bytes)
         pipes = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}
         inodes = {os.fstat(fd).st_ino for fd in pipes}
+        ended: set[int] = set()  # pipes read to their end
         deadline = time.monotonic() + timeout
-        drain_until: float | None = None  # set once the engine ended or was killed
+        drain_until: float | None = None  # set once the engine was killed: its group may still be dying
+        left_at_exit: dict[int, int] | None = None  # bytes in each pipe when its exit was seen
+        linger_until: float | None = None  # its turn is over but it has not exited
+        watch = (
+            _TurnWatch(
+                lambda: (
+                    readers.read(engine, capture.peek("stdout"), capture.peek("stderr")).turn_end()
+                    is not None
+                )
+            )
+            if engine
+            else None
+        )
+        exit_fd = _exit_fd(process.pid)  # readable once it exits: seen at once, not at the next poll
         with selectors.DefaultSelector() as selector:
             for fd in pipes:
                 selector.register(fd, selectors.EVENT_READ)
-            while selector.get_map():
+            if exit_fd is not None:
+                selector.register(exit_fd, selectors.EVENT_READ)
+            while any(key.fd in pipes for key in selector.get_map().values()):
                 now = time.monotonic()
+                settled = drain_until is not None or left_at_exit is not None
                 if drain_until is None and self._killed_by is not None:
-                    drain_until = now + PIPE_GRACE_SEC  # its group may still be dying
-                elif drain_until is None and _exited(process.pid):
-                    drain_until = now + EXIT_GRACE_SEC  # what it wrote is in the pipes already
-                if drain_until is None and now >= deadline:
+                    drain_until = now + PIPE_GRACE_SEC
+                    continue
+                if not settled and _exited(process.pid):
+                    # All it wrote is in the pipes now: read exactly that, so what a descendant writes
+                    # later is never part of the turn (a verdict must not depend on timing).
+                    left_at_exit = {fd: _unread(fd) for fd in pipes if fd in selector.get_map()}
+                    for fd in [fd for fd, left in left_at_exit.items() if left == 0]:
+                        selector.unregister(fd)
+                    continue
+                if not settled and now >= deadline:
                     self.kill("watchdog")
                     continue
                 if drain_until is not None and now >= drain_until:
                     break  # a descendant keeps the pipes open: stop reading, close them below
-                limit = drain_until if drain_until is not None else deadline
-                for key, _ in selector.select(min(limit - now, 0.1)):
+                if not settled and linger_until is None and watch is not None:
+                    size = capture.size()
+                    if watch.due(size) and watch.read(size):
+                        linger_until = now + linger_sec
+                if not settled and linger_until is not None and now >= linger_until:
+                    self.kill("lingered")
+                    continue
+                limit = min(x for x in (drain_until, deadline, linger_until) if x is not None)
+                ready = selector.select(max(min(limit - now, 0.1), 0.0))
+                if not ready and watch is not None:
+                    watch.quiet()  # an engine that ended its turn and lingers goes quiet
+                for key, _ in ready:
                     fd = int(key.fd)
-                    chunk = os.read(fd, _CHUNK)
-                    if not chunk:
+                    if fd == exit_fd:  # it exited: the loop's top reads what it left, and no more
                         selector.unregister(fd)
                         continue
+                    room = _CHUNK if left_at_exit is None else min(_CHUNK, left_at_exit[fd])
+                    chunk = os.read(fd, room)
+                    if not chunk:
+                        selector.unregister(fd)
+                        ended.add(fd)
+                        continue
                     capture.add(pipes[fd], chunk)
+                    if left_at_exit is not None:
+                        left_at_exit[fd] -= len(chunk)
+                        if left_at_exit[fd] <= 0:  # all the engine wrote; what follows is not its
+                            selector.unregister(fd)
                     if capture.overflowed and self._killed_by is None:
                         self.kill("output_limit")
-            held_open = bool(selector.get_map())
+            # A pipe not read to its end is held open by something the engine left behind.
+            held_open = any(fd not in ended and not _at_eof(fd) for fd in pipes)
+        if exit_fd is not None:
+            os.close(exit_fd)
+        if self._killed_by is None and not _exited(process.pid):
+            # Both pipes closed and it lives on: the same grace as after its end-of-turn signal.
+            try:
+                process.wait(timeout=linger_sec)
+            except subprocess.TimeoutExpired:
+                self.kill("lingered")
         # Whatever the engine started and left behind (its group, a setsid'd holder of its
         # pipes) ends with the turn, and the turn never waits for them.
         _kill_remaining_group(process.pid)
@@ -423,6 +493,28 @@ def _unread(fd: int) -> int:
     except OSError:
         return 0
     return int.from_bytes(answer, sys.byteorder)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+); None elsewhere."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:  # an older kernel, or already reaped
+        return None
+
+
+def _at_eof(fd: int) -> bool:
+    """Whether a pipe's writers are all gone (a read would end), without waiting."""
+    readable, _, _ = select.select([fd], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return os.read(fd, _CHUNK) == b""
+    except OSError:
+        return True
 
 
 def _exited(pid: int) -> bool:
