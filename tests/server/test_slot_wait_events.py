@@ -79,3 +79,38 @@ def test_a_queued_run_is_not_waited_for_its_stream_shows_what_it_showed() -> Non
     assert streams.opened == 1  # the second read opened no stream (it would have waited an hour)
     assert [event["type"] for event in first or ()] == ["conversation.started", "user.input.required"]
     assert again == first
+
+
+def test_the_stream_never_ends_at_a_status_without_the_events_committed_with_it() -> None:
+    """A state change and its events are committed together; the stream reads the status first and
+    the events after it, so a run that reaches waiting_user between the two reads is shown with its
+    user.input.required (read the other way round, the stream ended without it)."""
+    import asyncio
+    from typing import Any
+
+    from starlette.requests import Request
+
+    from turngate.implementations.serve.app import _events
+
+    class Service:  # commits the wait (state and event) on the second look at the status
+        def __init__(self) -> None:
+            self.looks, self.events = 0, [{"seq": 1, "type": "conversation.started"}]
+
+        def status(self, job_id: str) -> dict[str, Any]:
+            self.looks += 1
+            if self.looks == 2:
+                self.events.append({"seq": 2, "type": "user.input.required"})
+            return {"request_id": job_id, "status": "running" if self.looks == 1 else "waiting_user"}
+
+        def events_after(self, job_id: str, after: int) -> list[dict[str, Any]]:
+            return [event for event in self.events if event["seq"] > after]
+
+    async def frames() -> str:
+        scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b"",
+                 "path_params": {"job_id": "run-1"}}  # fmt: skip
+        response = await _events(Service(), Request(scope))  # type: ignore[arg-type]
+        chunks = [chunk async for chunk in response.body_iterator]  # type: ignore[attr-defined]
+        return "".join(chunk if isinstance(chunk, str) else chunk.decode() for chunk in chunks)
+
+    sent = asyncio.run(frames())
+    assert sent.index('"user.input.required"') < sent.index("event: end"), sent

@@ -217,12 +217,15 @@ async def _events(service: JobService, request: Request) -> Response:
         status = snapshot["status"]
         quiet = 0.0
         while True:
+            # The status first, then the events: a state change and its events are committed
+            # together, so every event up to the status read is in the list read after it. (The
+            # other order could end the stream at waiting_user without user.input.required.)
+            current = await run_in_threadpool(service.status, job_id)
             events = await run_in_threadpool(service.events_after, job_id, after)
             for event in events:
                 after = int(event["seq"])
                 kind = "chat_event" if event["type"] in _CHAT_EVENTS else "run_event"
                 yield _sse(kind, event, event_id=after)
-            current = await run_in_threadpool(service.status, job_id)
             if current["status"] != status:
                 status = current["status"]
                 yield _sse("status", current)
