@@ -231,3 +231,21 @@ def test_restart_keeps_resumable_waits_and_fails_the_rest(lab: Lab) -> None:
     assert lab.orchestrator.status(running).error_code == "ORCHESTRATOR_RESTART_INTERRUPTED"
     assert lab.orchestrator.reply(resumable.run_id, 1, "formal").accepted
     assert lab.settle(resumable.run_id).state == "succeeded"
+
+
+def test_a_turn_is_judged_outside_the_orchestrators_lock(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run's judgement (up to 16 MiB of stream) never holds up the other runs or the API."""
+    from turngate.implementations.reference import lifecycle
+
+    held: list[bool] = []
+    original = lifecycle.assess
+
+    def watched(*args: object, **kwargs: object) -> object:
+        held.append(lab.orchestrator._lock._is_owned())  # type: ignore[attr-defined]
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lifecycle, "assess", watched)
+    _ask_then_done(lab, "judged")
+    run_id = lab.start(lab.skill(), "codex", "interactive", "judged", profile="resumable")
+    assert lab.settle(run_id).state == "waiting_user"
+    assert held == [False]

@@ -456,8 +456,8 @@ def reply_must_match_options(original: Callable[..., Any]) -> Callable[..., Any]
 def waiting_without_pending(original: Callable[..., None]) -> Callable[..., None]:
     """waiting_user entered, but the pending interaction is not kept: no reply can be given."""
 
-    def _apply(self: Any, run_id: str, attempt: int, turn: Any) -> None:
-        original(self, run_id, attempt, turn)
+    def _apply(self: Any, run_id: str, attempt: int, turn: Any, *judged: Any) -> None:
+        original(self, run_id, attempt, turn, *judged)
         run = self._run(run_id)
         if run.state == "waiting_user":
             with self.store.transaction() as tx:

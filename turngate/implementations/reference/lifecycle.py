@@ -490,9 +490,12 @@ class Orchestrator:
     def _work(self, run: RunRecord, attempt: int, argv: tuple[str, ...], reply: str | None) -> None:
         try:
             turn = self._play(run, attempt, argv, reply)
+            # The gate's work (reading the streams, validating the output) is done outside the
+            # lock: one run's judgement never holds up the other runs or the API.
+            judged = self._assess(run.run_id, attempt, turn) if turn is not None else None
             with self._lock:
                 if not self._closed:
-                    self._apply(run.run_id, attempt, turn)
+                    self._apply(run.run_id, attempt, turn, judged)
                 ended = self._residents.pop(run.run_id) if self._ended_with_resident(run.run_id) else None
             if ended is not None:
                 ended.kill("ended")  # before the slot goes back, so processes never outnumber slots
@@ -591,27 +594,14 @@ class Orchestrator:
         if identity is not None:
             self.store.remember_process(run_id, identity.pid, identity.started)
 
-    def _apply(self, run_id: str, attempt: int, turn: TurnBytes | None) -> None:
-        """Judge the turn and persist the decision. Caller holds the lock."""
-        if not self._still_running(run_id, attempt):
-            return  # canceled (or otherwise ended) while the engine was working: the turn is moot
+    def _assess(self, run_id: str, attempt: int, turn: TurnBytes) -> TurnAssessment:
+        """The gate's judgement of a turn: a pure function of the turn and the run as it started
+        the turn (the run's own fields do not change while its turn runs; a cancel is seen by
+        `_apply`). Needs no lock."""
         run = self._run(run_id)
-        if turn is None:
-            self._residents.pop(run_id, None)
-            self._finish(
-                run,
-                "failed",
-                INTERACTION_PROCESS_LOST,
-                "the resident engine process is gone",
-                attempt=attempt,
-            )
-            return
         skill = self._skill(run)
-        artifacts_dir = Path(run.run_dir) / "artifacts"
-        present = {
-            str(path.relative_to(artifacts_dir)) for path in artifacts_dir.rglob("*") if path.is_file()
-        }
-        assessment = assess(
+        present = _present_artifacts(run)
+        return assess(
             TurnInput(
                 engine=run.engine,
                 mode=cast(Mode, run.mode),
@@ -627,6 +617,27 @@ class Orchestrator:
             turn.stderr,
             turn.end,
         )
+
+    def _apply(
+        self, run_id: str, attempt: int, turn: TurnBytes | None, judged: TurnAssessment | None = None
+    ) -> None:
+        """Persist the turn's decision (``judged``: `_assess`'s, made outside the lock; else made
+        here). Caller holds the lock."""
+        if not self._still_running(run_id, attempt):
+            return  # canceled (or otherwise ended) while the engine was working: the turn is moot
+        run = self._run(run_id)
+        if turn is None:
+            self._residents.pop(run_id, None)
+            self._finish(
+                run,
+                "failed",
+                INTERACTION_PROCESS_LOST,
+                "the resident engine process is gone",
+                attempt=attempt,
+            )
+            return
+        assessment = judged if judged is not None else self._assess(run_id, attempt, turn)
+        present = _present_artifacts(run)  # its engine has ended: the same files the gate saw
         now = self.clock.now(run_id)
         decision = assessment.decision
         session_id = assessment.transcript.session_id() or run.session_id
@@ -782,6 +793,11 @@ class Orchestrator:
                         attempt=run.attempt_count,
                     )
             self._dispatch()
+
+
+def _present_artifacts(run: RunRecord) -> set[str]:
+    folder = Path(run.run_dir) / "artifacts"
+    return {str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file()}
 
 
 def attempt_record(assessment: TurnAssessment) -> dict[str, Any]:
