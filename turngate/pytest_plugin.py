@@ -371,9 +371,7 @@ class TurngateCase(pytest.Item):
             self.engine,
             target.connector(),
             reading=self.state.reading,
-            shared_scripts=target.shared_scripts,
-            shared_call_log=target.shared_call_log,
-            sticky_knob=not target.hooks,
+            shared=target.shared,
         )
         self.user_properties.append(("turngate_outcome", result.outcome))
         if result.outcome == "unreached":

@@ -24,6 +24,7 @@ from turngate.protocol.connector import CaseSkipped, Connector, TargetUnreachabl
 
 if TYPE_CHECKING:
     from turngate.engines.real.caseengines import RealEngines
+    from turngate.judge.targets import SharedServer
 
 
 def run_case(
@@ -33,16 +34,14 @@ def run_case(
     *,
     reading: str | None = None,
     root: Path | None = None,
-    shared_scripts: Path | None = None,
-    shared_call_log: Path | None = None,
-    sticky_knob: bool = True,
+    shared: SharedServer | None = None,
     conventions: str | None = None,
     real: RealEngines | None = None,
 ) -> CaseResult:
-    """Run one case. ``shared_scripts``/``shared_call_log``: a target whose engines are not ours to
-    configure per case (an HTTP server) reads scripts from one folder and logs all calls to one file.
-    ``sticky_knob``: a sticky case makes its engine look non-resumable there (false: the target is
-    told the profile with the job, and the knob would turn other cases' runs sticky).
+    """Run one case. ``shared``: a target whose engines are not ours to configure per case (an HTTP
+    server) reads scripts from one folder and logs all calls to one file; a sticky case makes its
+    engine look non-resumable there, unless the server's test hooks take the profile with the job
+    (the knob would turn other cases' runs sticky).
     ``real``: real CLIs (against turngate's model server) in place of the fakes they pin."""
     started = time.monotonic()
     # A reading names one side of an ambiguous scenario; scenarios without it keep their default (the
@@ -71,11 +70,13 @@ def run_case(
     unplayable = real.unplayable(engine, case_id(scenario, engine), scenario.engine_script) if real else None
     if unplayable:
         return stopped("skipped", f"the real {engine} cannot play this script: {unplayable}")
+    sticky_knob = shared is None or not shared.hooks
     with temporary_folder(root) as folder:
         workdir = Path(folder)
         try:
+            shared_scripts = shared.scripts if shared else None
             setup = prepare(scenario, engine, reading, workdir, shared_scripts, sticky_knob=sticky_knob)
-            call_log = shared_call_log or workdir / "calls.jsonl"
+            call_log = (shared.call_log if shared else None) or workdir / "calls.jsonl"
             scripts = shared_scripts or workdir / "scripts"
             # Real engines are set up per case, not per run: their model server reads this case's
             # scripts folder, and their launchers go into this case's bin (over the fakes just installed).
@@ -89,8 +90,8 @@ def run_case(
             return stopped(broke, f"{detail}\n{traceback.format_exc(limit=6)}")
         finally:
             connector.close()
-            if shared_scripts is not None:
-                remove_shared_script(scenario, engine, shared_scripts, sticky_knob=sticky_knob)
+            if shared is not None:
+                remove_shared_script(scenario, engine, shared.scripts, sticky_knob=sticky_knob)
     verdict = judge(scenario.checks(), steps, reading=reading if chosen else None, conventions=conventions)
     return CaseResult.judged(
         scenario,

@@ -82,9 +82,10 @@ def run_all(
             yield result
         return
     alone: list[tuple[Scenario, str]] = []
-    if chosen.shared_scripts is not None:  # one server for all cases: some must have it to themselves
+    shared = chosen.shared
+    if shared is not None:  # one server for all cases: some must have it to themselves
         alone = [
-            (scenario, engine) for scenario, engine in planned if exclusive(scenario, hooks=chosen.hooks)
+            (scenario, engine) for scenario, engine in planned if exclusive(scenario, hooks=shared.hooks)
         ]
         planned = [case for case in planned if case not in alone]
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
@@ -135,9 +136,7 @@ def _run_one(
         engine,
         target.connector(),
         reading=reading,
-        shared_scripts=target.shared_scripts,
-        shared_call_log=target.shared_call_log,
-        sticky_knob=not target.hooks,
+        shared=target.shared,
         conventions=conventions,
         real=real,
     )

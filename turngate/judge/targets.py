@@ -23,6 +23,17 @@ from turngate.protocol.connector import Connector
 
 
 @dataclass(frozen=True, slots=True)
+class SharedServer:
+    """A server every case of a run shares: its engines read scripts from one folder and log every
+    call to one file (when it has one). ``hooks``: turngate serve's test hooks, with which each job
+    has its own clock and names its own profile (so a sticky case sets no knob in the shared folder)."""
+
+    scripts: Path
+    call_log: Path | None  # None: the server's engines log nowhere turngate reads
+    hooks: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     name: str  # as the user wrote it, for reports
     kind: str  # reference | http | cmd
@@ -33,18 +44,11 @@ class Target:
     mutant: str | None = None  # reference only: a spec mutant (turngate/implementations/mutants/)
 
     @property
-    def shared_scripts(self) -> Path | None:
-        """A scripts folder the target's engines share across cases (None: one per case)."""
-        return self.http.scripts_dir if self.http else None
-
-    @property
-    def shared_call_log(self) -> Path | None:
-        return self.http.call_log if self.http else None
-
-    @property
-    def hooks(self) -> bool:
-        """turngate serve's test hooks: each job has its own clock and names its own profile."""
-        return self.http is not None and self.http.turngate_hooks
+    def shared(self) -> SharedServer | None:
+        """The server the target's cases share (None: each case has engines of its own)."""
+        if self.http is None:
+            return None
+        return SharedServer(self.http.scripts_dir, self.http.call_log, hooks=self.http.turngate_hooks)
 
     @property
     def max_jobs(self) -> int | None:

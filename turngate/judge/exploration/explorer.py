@@ -174,9 +174,7 @@ def run_plan(plan: Plan, document: dict[str, Any], target: Target, reading: str 
         plan.engine,
         target.connector(),
         reading=reading,
-        shared_scripts=target.shared_scripts,
-        shared_call_log=target.shared_call_log,
-        sticky_knob=not target.hooks,
+        shared=target.shared,
     )
 
 

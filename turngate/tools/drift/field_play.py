@@ -43,9 +43,7 @@ def target_decider(target: Target) -> Decider:
                 scenario,
                 capture.engine,
                 target.connector(),
-                shared_scripts=target.shared_scripts,
-                shared_call_log=target.shared_call_log,
-                sticky_knob=not target.hooks,
+                shared=target.shared,
             )
         if result.record is None:
             raise PlayError(
