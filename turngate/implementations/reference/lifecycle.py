@@ -594,14 +594,14 @@ class Orchestrator:
         if identity is not None:
             self.store.remember_process(run_id, identity.pid, identity.started)
 
-    def _assess(self, run_id: str, attempt: int, turn: TurnBytes) -> TurnAssessment:
+    def _assess(self, run_id: str, attempt: int, turn: TurnBytes) -> JudgedTurn:
         """The gate's judgement of a turn: a pure function of the turn and the run as it started
         the turn (the run's own fields do not change while its turn runs; a cancel is seen by
         `_apply`). Needs no lock."""
         run = self._run(run_id)
         skill = self._skill(run)
         present = _present_artifacts(run)
-        return assess(
+        assessment = assess(
             TurnInput(
                 engine=run.engine,
                 mode=cast(Mode, run.mode),
@@ -617,9 +617,10 @@ class Orchestrator:
             turn.stderr,
             turn.end,
         )
+        return JudgedTurn(assessment, frozenset(present))
 
     def _apply(
-        self, run_id: str, attempt: int, turn: TurnBytes | None, judged: TurnAssessment | None = None
+        self, run_id: str, attempt: int, turn: TurnBytes | None, judged: JudgedTurn | None = None
     ) -> None:
         """Persist the turn's decision (``judged``: `_assess`'s, made outside the lock; else made
         here). Caller holds the lock."""
@@ -636,8 +637,8 @@ class Orchestrator:
                 attempt=attempt,
             )
             return
-        assessment = judged if judged is not None else self._assess(run_id, attempt, turn)
-        present = _present_artifacts(run)  # its engine has ended: the same files the gate saw
+        judged = judged if judged is not None else self._assess(run_id, attempt, turn)
+        assessment, present = judged.assessment, judged.present  # the artifacts the gate saw
         now = self.clock.now(run_id)
         decision = assessment.decision
         session_id = assessment.transcript.session_id() or run.session_id
@@ -793,6 +794,14 @@ class Orchestrator:
                         attempt=run.attempt_count,
                     )
             self._dispatch()
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedTurn:
+    """A turn's judgement and the artifact files it was judged with (the result lists the same)."""
+
+    assessment: TurnAssessment
+    present: frozenset[str]
 
 
 def _present_artifacts(run: RunRecord) -> set[str]:

@@ -140,7 +140,7 @@ class _Capture:
         return self.sizes["stdout"] + self.sizes["stderr"]
 
     def take(self, name: str) -> bytes:
-        data = b"".join(self.chunks[name])
+        data = self.peek(name)
         self.chunks[name] = []
         return data
 
