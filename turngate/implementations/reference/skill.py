@@ -44,6 +44,7 @@ import yaml
 from turngate.base.bounded_yaml import YamlTooLarge, load_bounded, short_repr
 from turngate.base.pathnames import path_problem
 from turngate.base.patterns import unmatchable
+from turngate.engines.readers import _bounded_json
 
 SKILL_PACKAGE_INVALID: Final = "SKILL_PACKAGE_INVALID"
 SKILL_MANIFEST_INVALID: Final = "SKILL_MANIFEST_INVALID"
@@ -376,29 +377,11 @@ MAX_JSON_DEPTH: Final = 64  # runner.json and the schemas: deeper is refused bef
 
 
 def _parse_json(text: str) -> Any:
-    """A package's JSON file, or ValueError: also for nesting deeper than `MAX_JSON_DEPTH`, which
-    json (and then jsonschema, walking it) would otherwise meet as a RecursionError."""
-    try:
-        document = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}") from None
-    if _deeper_than(document, MAX_JSON_DEPTH):
+    """A package's JSON file, or ValueError: also for nesting deeper than `MAX_JSON_DEPTH`, measured
+    before decoding (json, and then jsonschema walking it, would meet it as a RecursionError)."""
+    if _bounded_json.too_deep(text, limit=MAX_JSON_DEPTH):
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}")
-    return document
-
-
-def _deeper_than(document: Any, limit: int) -> bool:
-    level: list[Any] = [document]
-    for _ in range(limit):
-        level = [
-            inner
-            for item in level
-            if isinstance(item, dict | list)
-            for inner in (item.values() if isinstance(item, dict) else item)
-        ]
-        if not level:
-            return False
-    return any(isinstance(item, dict | list) and item for item in level)
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
 
 
 @functools.lru_cache(maxsize=512)
