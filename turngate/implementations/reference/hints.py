@@ -309,18 +309,9 @@ def _parse_yaml_document(form: HintForm, span: tuple[int, int], source: str) -> 
         source = source[2:]
     elif source.startswith("\n"):
         source = source[1:]
-    try:
-        document = load_bounded(source, max_values=_MAX_NODES, max_depth=_MAX_DEPTH)
-    except YamlTooLarge as error:  # an alias bomb: refused before anything walks it
-        return _malformed(form, span, f"YAML too large ({error})")
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        return _malformed(form, span, f"broken YAML{where}")
-    except RecursionError:
-        return _malformed(form, span, "broken YAML (nested too deeply)")
-    except Exception:  # ReaderError (control characters) and anything else PyYAML may raise
-        return _malformed(form, span, "broken YAML")
+    document, problem = _load_yaml(source)
+    if problem is not None:
+        return _malformed(form, span, problem)
     if document is None:
         return _malformed(form, span, "empty")
     if isinstance(document, Mapping) and "ask_user" in document:
@@ -331,19 +322,25 @@ def _parse_yaml_document(form: HintForm, span: tuple[int, int], source: str) -> 
     return _from_payload(form, span, document)
 
 
-def _parse_flow(span: tuple[int, int], source: str) -> HintReading:
+def _load_yaml(source: str) -> tuple[Any, str | None]:
+    """A hint's YAML, or (None, why it is malformed). Bounded: an alias bomb or deep nesting is
+    refused as it is read, before anything walks the value it stands for."""
     try:
-        document = load_bounded(source, max_values=_MAX_NODES, max_depth=_MAX_DEPTH)
+        return load_bounded(source, max_values=_MAX_NODES, max_depth=_MAX_DEPTH), None
     except YamlTooLarge as error:
-        return _malformed("yaml_flow", span, f"YAML too large ({error})")
+        return None, f"YAML too large ({error})"
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        return _malformed("yaml_flow", span, f"broken YAML{where}")
-    except RecursionError:
-        return _malformed("yaml_flow", span, "broken YAML (nested too deeply)")
-    except Exception:
-        return _malformed("yaml_flow", span, "broken YAML")
+        return None, f"broken YAML{where}"
+    except Exception:  # ReaderError (control characters) and anything else PyYAML may raise
+        return None, "broken YAML"
+
+
+def _parse_flow(span: tuple[int, int], source: str) -> HintReading:
+    document, problem = _load_yaml(source)
+    if problem is not None:
+        return _malformed("yaml_flow", span, problem)
     if not isinstance(document, Mapping) or not isinstance(document.get("ask_user"), Mapping):
         return _malformed("yaml_flow", span, "ask_user: not a mapping")
     return _from_payload("yaml_flow", span, document["ask_user"])
