@@ -7,10 +7,8 @@ the server for seconds (a SKILL.md front matter standing for 10^8 values).
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import Server, multipart, zip_folder
+from tests.server.test_hostile_requests import _zip
 from turngate.judge.skill_writer import write_skill
 
 ALIAS_BOMB = "\n".join(
@@ -120,14 +119,6 @@ def test_a_hostile_package_is_a_400_naming_its_file(
     assert server.call("GET", "/v1/health")[0] == 200
 
 
-def _zip(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, content in entries.items():
-            archive.writestr(name, content)
-    return buffer.getvalue()
-
-
 @pytest.mark.parametrize(
     "entry",
     [
@@ -137,7 +128,9 @@ def _zip(entries: dict[str, bytes]) -> bytes:
     ],
 )
 def test_a_package_entry_name_the_file_system_cannot_hold_is_a_400(server: Server, entry: str) -> None:
-    body, content_type = multipart(_zip({entry: b"x", "greet/SKILL.md": b"---\nname: greet\n---\n"}))
+    body, content_type = multipart(
+        _zip([(entry, b"x", None), ("greet/SKILL.md", b"---\nname: greet\n---\n", None)])
+    )
     code, answer = server.call("POST", "/v1/skill-packages/install", raw=body, content_type=content_type)
     assert code == 400, answer
     assert "\n" not in answer["error"]["message"]
@@ -154,7 +147,7 @@ def test_a_job_upload_with_a_300_character_entry_name_is_a_400(server: Server) -
     from tests.server.test_api import waiting_job
 
     job = waiting_job(server)
-    body, content_type = multipart(_zip({"x" * 300: b"data"}))
+    body, content_type = multipart(_zip([("x" * 300, b"data", None)]))
     code, answer = server.call("POST", f"/v1/jobs/{job}/upload", raw=body, content_type=content_type)
     assert code == 400, answer
     assert "\n" not in answer["error"]["message"]
