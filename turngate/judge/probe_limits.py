@@ -65,6 +65,10 @@ class Limit:
     fields: Mapping[str, Any] = field(default_factory=dict)
     missing: str | None = None
 
+    @classmethod
+    def not_found(cls, what: str, why: str) -> Limit:
+        return cls(f"{what}: not found: {why}", missing=f"not found: {why}")
+
 
 @dataclass(frozen=True, slots=True)
 class FirstLook:
@@ -154,15 +158,15 @@ def count_slots(
                     f"{len(ended)} of the {index} filler jobs started before ended while the count went"
                     " on (a watchdog shorter than the count, or a filler's engine failed)"
                 )
-                return Limit(f"slots: not found: {why}", missing=f"not found: {why}")
+                return Limit.not_found("slots", why)
             if state == "running":
                 continue
             if state != "queued":
                 why = f"filler job {index + 1} was {state or 'unknown'} instead of running or queued"
-                return Limit(f"slots: not found: {why}", missing=f"not found: {why}")
+                return Limit.not_found("slots", why)
             if index == 0:
                 why = "the first filler job stayed queued (is another job holding the server?)"
-                return Limit(f"slots: not found: {why}", missing=f"not found: {why}")
+                return Limit.not_found("slots", why)
             return Limit(
                 f"slots: {index} (filler job {index + 1} queued while {index} held an engine): written as"
                 f" slots: {index}",
@@ -175,7 +179,7 @@ def count_slots(
         )
     except REFUSED as error:
         why = f"a filler job did not run: {error}"
-        return Limit(f"slots: not found: {why}", missing=f"not found: {why}")
+        return Limit.not_found("slots", why)
     finally:
         fillers.tidy(options)
         connector.close()
@@ -241,7 +245,7 @@ def find_watchdog(
             time.sleep(min(POLL_SEC, deadline - seen))
     except REFUSED as error:
         why = f"the hung engine's job did not run: {error}"
-        return Limit(f"engine watchdog: not found: {why}", missing=f"not found: {why}")
+        return Limit.not_found("engine watchdog", why)
     finally:
         connector.close()
         script.unlink(missing_ok=True)
@@ -250,7 +254,7 @@ def find_watchdog(
     if state != "failed" or not _is_timeout(code, status.get("error")):
         ended = f"{state} ({code or 'no error code'}) after {took:.1f} s"
         why = f"the hung engine's job ended {ended}, not by a timeout"
-        return Limit(f"engine watchdog: not found: {why}", missing=f"not found: {why}")
+        return Limit.not_found("engine watchdog", why)
     value = safe_turn_timeout(took)
     fields: dict[str, Any] = {"turn_timeout_sec": value}
     settle = ""
