@@ -48,7 +48,7 @@ ERROR_PREFIX = "Error:"
 # "Error: SERVER_OAUTH2_REQUIRED: …": the upper-case word before the colon is the error's code.
 _ERROR_CODE = re.compile(r"([A-Z][A-Z0-9_]*[A-Z0-9]):")
 # For blocks whose JSON does not decode (elided or cut): the session id is all an orchestrator needs.
-_SESSION_ID = re.compile(rb'"session-id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_SESSION_ID = re.compile(rb'"session-id"\s*:\s*"((?:[^"\\\n]++|\\.)*+)"')
 
 
 def read(stdout: bytes, stderr: bytes = b"") -> Transcript:

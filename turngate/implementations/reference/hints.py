@@ -487,7 +487,7 @@ _JSON_SPACE: Final = " \t\r\n"
 # A line that closes a fence: only spaces around three backticks.
 _FENCE_CLOSE: Final = re.compile(r"^[ \t\r\f\v]*(```)[ \t\r\f\v]*(?:\n|\Z)", re.MULTILINE)
 # JSON tokens that matter for finding where a value ends: whole strings (or one cut by the end), brackets.
-_JSON_TOKEN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]]', re.DOTALL)
+_JSON_TOKEN: Final = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[{}\[\]]', re.DOTALL)
 
 
 def _run_start(text: str, index: int, chars: str) -> int:
