@@ -161,8 +161,7 @@ def test_a_pretty_document_after_noise_lines() -> None:
     start = len(YOLO) + len(CREDENTIALS) + 2
     transcript = gemini.read(data, mode="json")
     assert transcript.events == (
-        RawLine(YOLO, OUT, 0),
-        RawLine(CREDENTIALS, OUT, len(YOLO) + 1),
+        RawLine(YOLO + "\n" + CREDENTIALS, OUT, 0),  # a run of noise lines is one RawLine
         SessionId("g-5", OUT, start),
         AssistantText("Line one.\n" + MARKER_REPLY, OUT, start),
         TurnEnd(True, OUT, start),
@@ -175,8 +174,7 @@ def test_a_document_glued_to_the_last_noise_line() -> None:
     data = (YOLO + "\n" + CREDENTIALS + document + "\n").encode()
     start = len(YOLO) + 1 + len(CREDENTIALS)
     assert gemini.read(data).events == (
-        RawLine(YOLO, OUT, 0),
-        RawLine(CREDENTIALS, OUT, len(YOLO) + 1),
+        RawLine(YOLO + "\n" + CREDENTIALS, OUT, 0),
         SessionId("g-6", OUT, start),
         AssistantText("ok", OUT, start),
         TurnEnd(True, OUT, start),
@@ -190,8 +188,7 @@ def test_a_document_on_stderr_with_noise_on_stdout() -> None:
     transcript = gemini.read(stream(YOLO, deprecation), stderr)
     start = len(CREDENTIALS) + 1
     assert transcript.events == (
-        RawLine(YOLO, OUT, 0),
-        RawLine(deprecation, OUT, len(YOLO) + 1),
+        RawLine(YOLO + "\n" + deprecation, OUT, 0),
         RawLine(CREDENTIALS, ERR, 0),
         SessionId("g-7", ERR, start),
         AssistantText(MARKER_REPLY, ERR, start),
@@ -228,9 +225,7 @@ def test_objects_without_document_keys_are_not_the_document() -> None:
     lines = [*noise, document, "trailing noise"]
     at = starts(*lines)
     assert gemini.read(stream(*lines)).events == (
-        RawLine(noise[0], OUT, 0),
-        RawLine(noise[1], OUT, at[1]),
-        RawLine(noise[2], OUT, at[2]),
+        RawLine("\n".join(noise), OUT, 0),
         SessionId("g-10", OUT, at[3]),
         AssistantText("real", OUT, at[3]),
         TurnEnd(True, OUT, at[3]),

@@ -93,8 +93,7 @@ def test_an_oauth_error_with_a_stack_trace_and_no_block() -> None:
     second = len(STACK[0]) + 1
     assert transcript.events == (
         EngineError("SERVER_OAUTH2_REQUIRED: Please sign in again", "SERVER_OAUTH2_REQUIRED", False, ERR, 0),
-        RawLine(STACK[1], ERR, second),
-        RawLine(STACK[2], ERR, second + len(STACK[1]) + 1),
+        RawLine(STACK[1] + "\n" + STACK[2], ERR, second),  # the stack trace: one run of noise lines
     )
     assert transcript.turn_end() is None
     assert transcript.assistant_messages() == ()

@@ -100,3 +100,13 @@ def test_the_grammar_is_exactly_the_decoders_on_its_own_depth() -> None:
         with pytest.raises(ValueError):
             json.loads(text)
         assert not whole.fullmatch(text), text
+
+
+@pytest.mark.parametrize("level", ['{"é":', '{"a":[],"😀":', '[{"a":', '{"a":"\\u00e9 ]","b":'])
+@pytest.mark.parametrize("tail", ['{"k":"é"}', ' x {"k":1} 😀 {"l":[2]}', "}" * 5])
+def test_past_a_deep_run_with_text_that_is_not_ascii(level: str, tail: str) -> None:
+    """Deep runs are measured on the text's UTF-8: the objects after one are found where the decoder
+    finds them, in character indices."""
+    for depth in (250, 600):
+        text = "é " + level * depth + tail
+        assert searched(text) == naive_objects(text)

@@ -17,8 +17,6 @@ of lines that are not JSON objects is one ``RawLine``, verbatim.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from turngate.engines.readers._stream import (
@@ -27,6 +25,7 @@ from turngate.engines.readers._stream import (
     JsonObject,
     Line,
     clean_text,
+    event_lines,
     object_field,
     parse_object,
     raw_lines,
@@ -67,7 +66,7 @@ _TURN_GOES_ON = frozenset(
 def read(stdout: bytes, stderr: bytes = b"") -> Transcript:
     events: list[Event] = []
     legacy_failure = _LegacyFailure(events)
-    for line in _event_lines(stdout, events):
+    for line in event_lines(stdout, STDOUT, events):
         record = parse_object(line)
         legacy_message = _legacy_message(record)
         if record is None:
@@ -82,35 +81,6 @@ def read(stdout: bytes, stderr: bytes = b"") -> Transcript:
     legacy_failure.close()
     events.extend(raw_lines(stderr, STDERR))
     return Transcript("codex", tuple(events))
-
-
-# A line that may hold an event: it starts with "{", after blanks. Only these are looked at one by
-# one; the lines between them are noise, kept whole as one RawLine per run (a flood of noise lines
-# costs a regular-expression scan and one event, not a Python object per line).
-_OBJECT_LINE = re.compile(rb"^[ \t\f\v]*\{[^\n]*", re.MULTILINE)
-_BLANK = b" \t\r\n\f\v"
-
-
-def _event_lines(stdout: bytes, events: list[Event]) -> Iterator[Line]:
-    """The lines that start with "{", in order; each run of other lines between them is appended to
-    ``events`` as one `RawLine` (verbatim from its first non-blank line to its last) as it is passed."""
-    position = 0
-    for match in _OBJECT_LINE.finditer(stdout):
-        _noise(stdout, position, match.start(), events)
-        yield Line(match.start(), match.group().removesuffix(b"\r"))
-        position = match.end()
-    _noise(stdout, position, len(stdout), events)
-
-
-def _noise(stdout: bytes, start: int, end: int, events: list[Event]) -> None:
-    region = stdout[start:end]
-    lead = len(region) - len(region.lstrip(_BLANK))
-    if lead == len(region):
-        return  # blank lines only
-    first = region.rfind(b"\n", 0, lead) + 1  # where its first non-blank line starts
-    last = region.find(b"\n", first + len(region[first:].rstrip(_BLANK)))  # where its last one ends
-    text = region[first : len(region) if last == -1 else last].removesuffix(b"\r")
-    events.append(RawLine(text.decode("utf-8", errors="replace"), STDOUT, start + first))
 
 
 # --- items envelope ---------------------------------------------------------------------------

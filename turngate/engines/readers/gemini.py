@@ -17,6 +17,7 @@ events may come between them) and the message sits where the first delta was.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from turngate.engines.readers._object_search import find_object
@@ -27,9 +28,9 @@ from turngate.engines.readers._stream import (
     Line,
     clean_text,
     code_field,
+    event_lines,
     parse_object,
     raw_lines,
-    split_lines,
     str_field,
     unknown,
 )
@@ -81,9 +82,15 @@ def _read_detected(stdout: bytes, stderr: bytes) -> list[Event]:
     return _read_text(stdout, stderr)
 
 
+# A line that can hold an object with a "type" key: it starts with "{" and spells the key out, or
+# writes something with an escape (a key may be escaped); the others are passed over in C.
+_TYPED_LINE = re.compile(rb'^[ \t\f\v]*\{[^\n]*(?:"type"|\\u)[^\n]*', re.MULTILINE)
+
+
 def _looks_like_stream_json(stdout: bytes) -> bool:
     """Whether the first JSON line that has a ``type`` is a stream-json event (noise lines may come first)."""
-    for line in split_lines(stdout):
+    for match in _TYPED_LINE.finditer(stdout):
+        line = Line(match.start(), match.group().removesuffix(b"\r"))
         event_type = str_field(parse_object(line), "type")
         if event_type is not None:
             return event_type in STREAM_JSON_TYPES
@@ -229,7 +236,7 @@ class _StreamJsonReader:
 
 def _read_stream_json(stdout: bytes, stderr: bytes) -> list[Event]:
     reader = _StreamJsonReader()
-    for line in split_lines(stdout):
+    for line in event_lines(stdout, STDOUT, reader.events):
         reader.feed(line)
     reader.close_reply()
     return [*reader.events, *raw_lines(stderr, STDERR)]

@@ -25,8 +25,8 @@ from turngate.engines.readers._stream import (
     STDOUT,
     Line,
     clean_text,
+    event_lines,
     raw_lines,
-    split_lines,
     str_field,
 )
 from turngate.engines.readers.events import (
@@ -180,16 +180,18 @@ def _stderr_events(stderr: bytes) -> list[Event]:
     gaps, blocks = _split(stderr)
     events: list[Event] = []
     for index, gap in enumerate(gaps):
-        events.extend(_stderr_line_event(line) for line in split_lines(gap.data, gap.start))
+        for line in event_lines(gap.data, STDERR, events, gap.start, _ERROR_LINE):
+            events.append(_stderr_error(line))
         if index < len(blocks):
             events.extend(_block_events(blocks[index], STDERR))
     return events
 
 
-def _stderr_line_event(line: Line) -> Event:
-    text = line.text
-    if not text.startswith(ERROR_PREFIX):
-        return RawLine(text, STDERR, line.offset)
-    message = text.removeprefix(ERROR_PREFIX).strip()
+# The stderr lines that report an error; the runs of other lines are noise (one RawLine each).
+_ERROR_LINE = re.compile(rb"^" + re.escape(ERROR_PREFIX.encode()) + rb"[^\n]*", re.MULTILINE)
+
+
+def _stderr_error(line: Line) -> Event:
+    message = line.text.removeprefix(ERROR_PREFIX).strip()
     code = _ERROR_CODE.match(message)
     return EngineError(message, code.group(1) if code else None, False, STDERR, line.offset)

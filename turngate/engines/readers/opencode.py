@@ -16,10 +16,10 @@ from turngate.engines.readers._stream import (
     JsonObject,
     Line,
     code_field,
+    event_lines,
     object_field,
     parse_object,
     raw_lines,
-    split_lines,
     str_field,
     unknown,
 )
@@ -40,7 +40,7 @@ from turngate.engines.readers.events import (
 def read(stdout: bytes, stderr: bytes = b"") -> Transcript:
     events: list[Event] = []
     session_seen = False
-    for line in split_lines(stdout):
+    for line in event_lines(stdout, STDOUT, events):
         record = parse_object(line)
         if record is None:
             events.append(RawLine(line.text, STDOUT, line.offset))

@@ -77,5 +77,6 @@ def _failure_message(transcript: Transcript, end: ProcessEnd) -> str:
         event.text for event in transcript.events if isinstance(event, RawLine) and event.stream == "stderr"
     ]
     how = f"killed by signal {end.signal}" if end.signal is not None else f"exit code {end.exit_code}"
-    detail = errors[-1] if errors else (stderr[0] if stderr else "")
+    # the first line of stderr (a run of noise lines is one RawLine)
+    detail = errors[-1] if errors else (stderr[0].split("\n", 1)[0].rstrip("\r") if stderr else "")
     return f"{how}: {detail}" if detail else how
