@@ -153,6 +153,17 @@ def test_pending_enrichment_may_carry_more_than_expected() -> None:
     ]
 
 
+@pytest.mark.parametrize("shown", ["cut \ud83d", "cut \ufffd", "cut \\ud83d", "cut \\uD83D"])
+def test_a_lone_surrogate_may_be_kept_replaced_or_escaped_but_not_lost(shown: str) -> None:
+    """Half an emoji (``\\ud83d``) is no Unicode text: a server may keep it, store U+FFFD or write the
+    six characters of its escape; all three are the text the engine sent. Dropping it is not."""
+    case = checks({"pending": {"prompt": "cut \ud83d"}}, {"pending": PENDING})
+    base = {"interaction_id": 1, "kind": "open_text"}
+    assert judge(case, [observed(pending={**base, "prompt": shown})]).differences == ()
+    (lost,) = judge(case, [observed(pending={**base, "prompt": "cut "})]).differences
+    assert (lost.key, lost.severity) == ("pending.prompt", "failed")
+
+
 def test_either_automatic_flag_satisfies_contains_any() -> None:
     run = [{"action": "run", "argv": ["codex", "exec", "--yolo", "--json"]}]
     case = checks(

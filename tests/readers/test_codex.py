@@ -331,9 +331,10 @@ def test_noise_non_objects_crlf_bad_utf8_and_a_cut_last_line() -> None:
     )
 
 
-def test_a_lone_surrogate_escape_becomes_a_replacement_character() -> None:
-    line = r'{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"a\ud800b"}}'
-    assert codex.read(stream(line)).assistant_messages() == ("a\ufffdb",)
+def test_a_lone_surrogate_escape_is_kept_as_its_six_characters() -> None:
+    """Not U+FFFD: the code unit the engine sent stays readable, and the text can be encoded."""
+    line = r'{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"a\ud83db"}}'
+    assert codex.read(stream(line)).assistant_messages() == ("a\\ud83db",)
 
 
 def test_the_package_dispatches_to_codex() -> None:

@@ -184,10 +184,10 @@ def test_a_hint_with_lone_surrogates_gives_an_encodable_pending(hint: str) -> No
     assert reading.clean
     pending = build_pending(attempt_number=1, final_message=hint)
     json.dumps(pending.to_json(), ensure_ascii=False).encode("utf-8")  # strict: raises on a surrogate
-    assert "\ufffd" in pending.prompt
+    assert "pick \\ud800 one" in pending.prompt  # the code unit kept, as six characters (not U+FFFD)
 
 
-def test_the_store_writes_lone_surrogates_as_replacement_characters(tmp_path: Path) -> None:
+def test_the_store_keeps_lone_surrogates_as_their_six_character_escapes(tmp_path: Path) -> None:
     store = Store(tmp_path / "store.sqlite3")
     try:
         with store.transaction() as tx:
@@ -195,10 +195,11 @@ def test_the_store_writes_lone_surrogates_as_replacement_characters(tmp_path: Pa
             tx.answer("run-1", 1, "reply \ud800", 2.0, automatic=False)
             tx.append_event("run-1", "user.reply", 1, 2.0, {"text": "reply \ud800"})
         (interaction,) = store.interactions("run-1")
-        assert (interaction.prompt, interaction.response) == ("prompt \ufffd", "reply \ufffd")
-        assert interaction.pending == {"prompt": "prompt \ufffd", "\ufffd": ["\ufffd"]}
+        assert (interaction.prompt, interaction.response) == ("prompt \\ud800", "reply \\ud800")
+        # read back as text, never as the surrogate again (a JSON escape would decode to it)
+        assert interaction.pending == {"prompt": "prompt \\ud800", "\\udc00": ["\\udfff"]}
         (event,) = store.events("run-1")
-        assert event.data == {"text": "reply \ufffd"}
+        assert event.data == {"text": "reply \\ud800"}
     finally:
         store.close()
 
@@ -212,7 +213,18 @@ def test_a_run_asks_and_takes_a_reply_with_lone_surrogates(lab: Lab) -> None:
     run = lab.settle(run.run_id)
     assert run.state == "succeeded", (run.error_code, run.error_message)
     (interaction,) = lab.store.interactions(run.run_id)
-    assert interaction.response == "answer \ufffd"
+    assert interaction.response == "answer \\ud800"
+
+
+def test_business_output_with_a_lone_surrogate_is_escaped_with_a_warning_naming_where() -> None:
+    schema = {"type": "object", "properties": {"greeting": {"type": "string", "pattern": "^Hi"}}}
+    reply = '{"greeting": "Hi \\ud83d", "items": ["ok", "\\udc80"], "__SKILL_DONE__": true}'
+    checked = check_output(reply, output_schema=schema)
+    assert checked.valid, checked.detail  # the pattern is matched on the kept text: no crash
+    assert checked.data == {"greeting": "Hi \\ud83d", "items": ["ok", "\\udc80"]}
+    assert checked.warnings == ("OUTPUT_TEXT_ESCAPED: greeting, items[1]",)
+    json.dumps(dict(checked.data or {}), ensure_ascii=False).encode("utf-8")
+    assert check_output('{"greeting": "Hi"}', output_schema=schema).warnings == ()
 
 
 # -- the fence scan --------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ import jsonschema.validators
 import re2
 from jsonschema.exceptions import ValidationError
 
+from turngate.base.hostile_text import surrogates_escaped
+
 _OPTIONS: Final = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print every refused pattern to stderr
 
@@ -38,7 +40,8 @@ def search(pattern: str, text: str) -> bool:
     """Whether ``pattern`` matches somewhere in ``text`` (JSON Schema's reading: unanchored). A pattern
     `unmatchable` refuses matches nothing: the package holding it was refused at install."""
     try:
-        return _compiled(pattern).search(text) is not None
+        # RE2 reads UTF-8, which has no lone surrogate: it meets one as the text we keep (six characters)
+        return _compiled(pattern).search(surrogates_escaped(text)) is not None
     except re2.error:
         return False
 

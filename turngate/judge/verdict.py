@@ -58,8 +58,10 @@ BREAKS: Final = frozenset({"failed", "non-strict"})
 Severity = Literal["failed", "non-strict", "informational", "unverified", "reference"]
 SEVERITIES: Final = ("failed", "non-strict", "informational", "unverified", "reference")
 
-# Half a surrogate pair: no Unicode text (``_as_text``).
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+# Half a surrogate pair: no Unicode text (``_as_text``); raw, or as the six characters of its escape.
+_LONE_SURROGATE: Final = re.compile(
+    "[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
 
 # Observation fields a target may be unable to show. In an observed step of format 2
 # (``decision_record.OBSERVED_FORMAT``), what a target cannot show is only what its connector declares
@@ -586,8 +588,9 @@ def _trimmed(field: str, value: Any) -> Any:
 def _as_text(value: Any) -> Any:
     """Strings (in lists and objects too) with each lone surrogate read as U+FFFD. Half a surrogate
     pair (``\\ud83d``: a Node CLI that cut a string inside an emoji) is no Unicode text: a server may
-    keep it, or store U+FFFD (as a UTF-8 decoder does). The spec sets no encoding: both are the text
-    the engine sent, and a check never tells them apart."""
+    keep it, store U+FFFD (as a UTF-8 decoder does), or write it as the six characters of its escape
+    (Python's ``backslashreplace``). The spec sets no encoding: each is the text the engine sent, and a
+    check never tells them apart."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list | tuple):

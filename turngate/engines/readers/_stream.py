@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from turngate.base.hostile_text import surrogates_escaped
 from turngate.engines.readers import _bounded_json
 from turngate.engines.readers.events import Event, JsonValue, RawLine, UnknownEvent
 
@@ -18,11 +19,6 @@ STDOUT = "stdout"
 STDERR = "stderr"
 
 JsonObject: TypeAlias = dict[str, JsonValue]
-
-# Lone surrogates come from JSON escapes such as "\ud800" or from undecodable
-# bytes kept as surrogate escapes; either would make a str that cannot be encoded.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -95,10 +91,10 @@ def parse_object(line: Line) -> JsonObject | None:
 
 
 def clean_text(value: str) -> str:
-    """``value`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
-    if value.isascii():  # O(1) in CPython: most fields are ASCII and need no search
-        return value
-    return _SURROGATE.sub("\ufffd", value)
+    """``value`` as it can always be encoded: each lone surrogate (a JSON escape such as ``"\\ud83d"``,
+    what a Node CLI prints when it cuts a string inside an emoji) as the six characters ``\\ud83d``,
+    which keep the code unit the engine sent (U+FFFD would not)."""
+    return surrogates_escaped(value)
 
 
 def str_field(record: JsonObject | None, key: str) -> str | None:

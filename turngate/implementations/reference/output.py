@@ -2,11 +2,13 @@
 
 Where the JSON comes from is reported as ``repair``: ``none`` (the reply is the
 object), ``fenced`` (a fenced code block held it) or ``embedded`` (an object in
-prose). A repaired output carries the ``OUTPUT_REPAIRED_GENERIC`` warning.
-Ask-user hints are cut out first and an ask-user envelope is never taken for
-business output (Decision 4), so a malformed hint can only ever make the output
-"not found", never valid. The marker key is removed before validation in every
-mode (Decision 3): it is control, not business data.
+prose). A repaired output carries the ``OUTPUT_REPAIRED_GENERIC`` warning. A
+lone surrogate in business text is kept as its ``\\udXXX`` escape, with the
+``OUTPUT_TEXT_ESCAPED`` warning naming where. Ask-user hints are cut out first
+and an ask-user envelope is never taken for business output (Decision 4), so a
+malformed hint can only ever make the output "not found", never valid. The
+marker key is removed before validation in every mode (Decision 3): it is
+control, not business data.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Final, Literal
 import jsonschema
 import jsonschema.validators
 
+from turngate.base.hostile_text import escaped_strings
 from turngate.base.patterns import linear_time
 from turngate.engines.readers import _bounded_json
 from turngate.engines.readers._object_search import iter_objects
@@ -29,6 +32,9 @@ from turngate.implementations.reference.marker import MARKER_KEY
 Repair = Literal["none", "fenced", "embedded"]
 
 OUTPUT_REPAIRED_GENERIC: Final = "OUTPUT_REPAIRED_GENERIC"
+# A warning: business text held what UTF-8 cannot carry (a lone surrogate), kept as its ``\\udXXX``
+# escape; the warning names each place, as ``OUTPUT_TEXT_ESCAPED: greeting, items[2]``.
+OUTPUT_TEXT_ESCAPED: Final = "OUTPUT_TEXT_ESCAPED"
 # turngate's codes for why an output is not valid (the spec names none).
 OUTPUT_NOT_FOUND: Final = "OUTPUT_NOT_FOUND"
 OUTPUT_SCHEMA_INVALID: Final = "OUTPUT_SCHEMA_INVALID"
@@ -63,8 +69,12 @@ def check_output(
     if found is None:
         return OutputCheck(False, OUTPUT_NOT_FOUND, _not_found_detail(final_message or ""), None, None)
     repair, value = found
-    data = {key: item for key, item in value.items() if key != MARKER_KEY}
-    warnings = (OUTPUT_REPAIRED_GENERIC,) if repair != "none" else ()
+    # Text that cannot be carried as it is (a lone surrogate: an emoji cut in two) is escaped before
+    # anything else, so the output checked is the output kept and sent on, and the run says where.
+    data, escaped_at = escaped_strings({key: item for key, item in value.items() if key != MARKER_KEY})
+    warnings = ((OUTPUT_REPAIRED_GENERIC,) if repair != "none" else ()) + (
+        (f"{OUTPUT_TEXT_ESCAPED}: {', '.join(escaped_at)}",) if escaped_at else ()
+    )
     frozen = MappingProxyType(data)
     if output_schema is not None:
         error = _first_schema_error(output_schema, data)

@@ -69,7 +69,15 @@ def replied(
 def terminal(tx: Transaction, run: RunRecord, attempt: int, at: float, reason_code: str | None) -> None:
     """The one terminal event of a run, from its terminal row: completed or failed, never both."""
     for warning in run.warnings:
-        tx.append_event(run.run_id, "diagnostic.warning", attempt, at, {"code": warning})
+        # a warning may say where after its code ("OUTPUT_TEXT_ESCAPED: greeting"): the event keeps both
+        code, _, detail = warning.partition(": ")
+        tx.append_event(
+            run.run_id,
+            "diagnostic.warning",
+            attempt,
+            at,
+            {"code": code, **({"detail": detail} if detail else {})},
+        )
     if run.state == "succeeded":
         data: dict[str, Any] = {"state": "succeeded", "reason_code": reason_code}
         tx.append_event(run.run_id, "conversation.completed", attempt, at, data)

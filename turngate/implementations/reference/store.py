@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from turngate.engines.readers import clean_text
+from turngate.base.hostile_text import json_text_escaped, surrogates_escaped
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -378,16 +378,16 @@ class Transaction:
 
 
 def _text(value: Any) -> Any:
-    """A string as SQLite can store it: lone surrogates (from a ``\\ud800`` escape in an engine's
-    JSON, a hint, a reply) replaced by U+FFFD, since UTF-8 cannot encode them. The one place
-    text is encoded for the store; other values pass through."""
-    return clean_text(value) if isinstance(value, str) else value
+    """A string as SQLite can store it: each lone surrogate (from a ``\\ud800`` escape in an engine's
+    JSON, a hint, a reply) as the six characters ``\\ud800``, since UTF-8 cannot encode it. The one
+    place text is encoded for the store; other values pass through."""
+    return surrogates_escaped(value) if isinstance(value, str) else value
 
 
 def _json_text(value: Any) -> str:
-    """A JSON column's text, keys sorted; a lone surrogate in any string replaced as by `_text`
-    (escaped as ``\\ud800`` it would decode back into a string that cannot be encoded)."""
-    return clean_text(json.dumps(value, sort_keys=True, ensure_ascii=False))
+    """A JSON column's text, keys sorted; a lone surrogate in any string kept as by `_text` (as the
+    JSON escape ``\\ud800`` it would decode back into a string that cannot be encoded)."""
+    return json_text_escaped(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 def _run_columns(record: RunRecord) -> dict[str, Any]:
