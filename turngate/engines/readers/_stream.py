@@ -20,6 +20,7 @@ STDERR = "stderr"
 
 JsonObject: TypeAlias = dict[str, JsonValue]
 
+
 @dataclass(frozen=True, slots=True)
 class Line:
     """One line of a stream: where it starts, and its bytes without the line ending."""
