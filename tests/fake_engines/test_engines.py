@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import ENGINES, EngineBench, first_turn_args, resume_args
+from turngate.engines import readers
 
 MARKER_REPLY = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 ESCAPED_MARKER = b'\\"__SKILL_DONE__\\": true'
@@ -220,6 +221,45 @@ def test_hang_is_killed_by_the_caller(bench: EngineBench, engine: str) -> None:
     assert b"thinking hard" in stdout
     (call,) = bench.calls()
     assert (call["outcome"], call["exit_code"], call["end"]) == ("hang", None, None)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_engine_that_lingers_forever_closes_its_pipes_and_lives_on(
+    bench: EngineBench, engine: str
+) -> None:
+    """``linger: {seconds: forever, close_pipes: true}``: the whole turn, end of file on both pipes,
+    and a process that is still alive then (it never exits by itself: no timing in this test)."""
+    turn = {"steps": [{"say": MARKER_REPLY}], "linger": {"seconds": "forever", "close_pipes": True}}
+    bench.case("lingers", turns=[turn])
+    process = subprocess.Popen(
+        [str(bench.bin / engine), *first_turn_args(engine, "tg-case-lingers")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=bench.workdir,
+        env=bench.env(),
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        stdout, stderr = process.stdout.read(), process.stderr.read()  # to end of file: both closed
+        assert process.poll() is None, "the engine should live on after closing its pipes"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    transcript = readers.read(engine, stdout, stderr)
+    assert transcript.turn_end() is not None  # the turn itself is whole
+    (call,) = bench.calls()
+    assert (call["outcome"], call["end"]) == ("hang", None)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_engine_that_lingers_a_while_then_exits_as_its_turn_says(bench: EngineBench, engine: str) -> None:
+    turn = {"steps": [{"say": MARKER_REPLY}], "linger": {"seconds": 0.1}}
+    bench.case("lingers-a-while", turns=[turn])
+    played = bench.run(engine, first_turn_args(engine, "tg-case-lingers-a-while"))
+    assert played.returncode == 0, played.err
+    assert readers.read(engine, played.stdout, played.stderr).turn_end() is not None
+    assert [call["outcome"] for call in bench.calls()] == ["exited"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

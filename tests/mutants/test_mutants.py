@@ -161,3 +161,21 @@ def test_no_sentence_is_listed_as_one_without_a_mutant() -> None:
     from turngate.implementations.mutants.registry import WITHOUT_A_MUTANT
 
     assert dict(WITHOUT_A_MUTANT) == {}
+
+
+def test_cases_running_at_once_under_one_mutant_share_one_application() -> None:
+    """Parallel cases under one mutant: it is applied once, and taken back when the last case ends
+    (each wrapping and restoring its own let the first case to end take it from the others)."""
+    first_mutant, other = MUTANTS["waits-for-engine-exit"], MUTANTS["kills-when-pipes-close"]
+    owner, attribute = _owner(first_mutant.replacements[0].target)
+    original = vars(owner)[attribute]
+    first, second = activate(first_mutant), activate(first_mutant)
+    applied = vars(owner)[attribute]
+    assert applied is not original
+    with pytest.raises(RuntimeError, match="applied in this process already"):
+        activate(other)
+    first()
+    first()  # a second call takes nothing more back
+    assert vars(owner)[attribute] is applied  # the other case still runs under it
+    second()
+    assert vars(owner)[attribute] is original

@@ -191,6 +191,17 @@ def _normalise_turn(turn: dict[str, Any]) -> dict[str, Any]:
         "start": turn.get("start", "engine"),
         "end": end,
         "exit_code": turn.get("exit_code", 1 if end == "failed" else 0),
+        "linger": _normalise_linger(turn.get("linger")),
+    }
+
+
+def _normalise_linger(linger: dict[str, Any] | None) -> dict[str, Any] | None:
+    if linger is None:
+        return None
+    seconds = linger["seconds"]
+    return {
+        "seconds": None if seconds == "forever" else float(seconds),
+        "close_pipes": bool(linger.get("close_pipes", False)),
     }
 
 

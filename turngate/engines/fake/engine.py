@@ -216,6 +216,8 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         if ending is not None:
             return _end_abnormally(ending, log)
         if not compiled["resident"] or turn["end"] == "failed":
+            if turn.get("linger") is not None and not compiled["resident"]:
+                _linger(turn["linger"], log)
             log.write("exited", turn["exit_code"])
             return int(turn["exit_code"])
         reply = sys.stdin.buffer.readline()
@@ -357,6 +359,20 @@ def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
     log.write("hang", None, ended=False)
     while True:
         time.sleep(3600)
+
+
+def _linger(linger: dict[str, Any], log: CallLog) -> None:
+    """Live on after the turn is over, as some engines do: with the output pipes closed first when
+    asked (the reader sees end of file long before the exit), for a time or until killed."""
+    forever = linger["seconds"] is None
+    if forever:  # logged before the pipes close: a reader that sees them closed finds the line
+        log.write("hang", None, ended=False)
+    if linger["close_pipes"]:
+        os.close(1)
+        os.close(2)
+    while forever:  # until killed
+        time.sleep(3600)
+    time.sleep(linger["seconds"])
 
 
 def _install_signal_logging(log: CallLog) -> None:

@@ -16,7 +16,7 @@ import importlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,21 +54,47 @@ def _owner(target: str) -> tuple[Any, str]:
     return owner, attribute
 
 
+class _Applied:
+    """The mutant applied in this process, and how many cases are running under it.
+
+    Cases run in parallel threads share the process: the replacements are made when the first of them
+    starts and taken back when the last one ends. (Each case applying and taking back its own would
+    wrap the replacement in itself, and the first case to end would take the mutant away from the
+    others while they run: under ``--jobs`` a killed mutant could pass.)"""
+
+    name: ClassVar[str | None] = None
+    users: ClassVar[int] = 0
+    undo: ClassVar[list[tuple[Any, str, Any]]] = []
+
+
 def activate(mutant: Mutant) -> Callable[[], None]:
-    """Apply the mutant's replacements; the returned function takes them back (in reverse order)."""
-    undo: list[tuple[Any, str, Any]] = []
+    """Apply the mutant's replacements (once for all the cases running under it); the returned function
+    takes them back (in reverse order) when the last of those cases calls it."""
     with _LOCK:
-        for change in mutant.replacements:
-            owner, attribute = _owner(change.target)
-            original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
-            replacement = change.make(getattr(owner, attribute))
-            setattr(owner, attribute, replacement)
-            undo.append((owner, attribute, original))
+        if _Applied.users and _Applied.name != mutant.name:
+            raise RuntimeError(f"mutant {mutant.name}: {_Applied.name} is applied in this process already")
+        if not _Applied.users:
+            undo: list[tuple[Any, str, Any]] = []
+            for change in mutant.replacements:
+                owner, attribute = _owner(change.target)
+                original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+                replacement = change.make(getattr(owner, attribute))
+                setattr(owner, attribute, replacement)
+                undo.append((owner, attribute, original))
+            _Applied.name, _Applied.undo = mutant.name, undo
+        _Applied.users += 1
+    released = False
 
     def restore() -> None:
+        nonlocal released
         with _LOCK:
-            for owner, attribute, original in reversed(undo):
-                setattr(owner, attribute, original)
-            undo.clear()
+            if released:
+                return
+            released = True
+            _Applied.users -= 1
+            if _Applied.users == 0:
+                for owner, attribute, original in reversed(_Applied.undo):
+                    setattr(owner, attribute, original)
+                _Applied.name, _Applied.undo = None, []
 
     return restore

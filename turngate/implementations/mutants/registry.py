@@ -28,6 +28,7 @@ PENDING_JSON: Final = "turngate.implementations.reference.pending:Pending.to_jso
 ORCHESTRATOR: Final = "turngate.implementations.reference.lifecycle:Orchestrator"
 BUILD_COMMAND: Final = "turngate.implementations.reference.lifecycle:build_command"
 BUILD_PATCH: Final = "turngate.implementations.reference.lifecycle:build_patch"
+ONE_SHOT_WAIT: Final = "turngate.implementations.reference.processes:OneShot.wait"
 
 # Sentence ID prefixes.
 LIFE: Final = "interactive-run-lifecycle"
@@ -734,6 +735,21 @@ _ALL: Final = (
                 strict=True,
             )
         ),
+    ),
+    # When a turn is over -----------------------------------------------------------------------------
+    _mutant(
+        "waits-for-engine-exit",
+        (f"{LIFE}/completion-gate-by-mode/interactive-success#then",),
+        "a one-shot turn is over only when the engine exits: one that lives on after its end of turn is"
+        " killed by the watchdog and the complete turn fails TIMEOUT",
+        Replacement(ONE_SHOT_WAIT, p.waits_for_exit),
+    ),
+    _mutant(
+        "kills-when-pipes-close",
+        (f"{LIFE}/completion-gate-by-mode/auto-success#then",),
+        "an engine that closes its pipes is killed at once and its turn failed as killed by signal 9,"
+        " though it would have exited 0",
+        Replacement(ONE_SHOT_WAIT, p.kills_when_pipes_close),
     ),
     # Skill packages ---------------------------------------------------------------------------------
     _mutant(

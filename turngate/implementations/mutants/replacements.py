@@ -501,6 +501,33 @@ def fresh_process_for_sticky_reply(original: Callable[..., Any]) -> Callable[...
     return _play
 
 
+def waits_for_exit(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The turn is not watched for its end-of-turn signal: it lasts until the engine exits or the
+    watchdog fires."""
+
+    def wait(self: Any, timeout: float, *, engine: str | None = None, **options: Any) -> Any:
+        return original(self, timeout, **options)
+
+    return wait
+
+
+def kills_when_pipes_close(original: Callable[..., Any]) -> Callable[..., Any]:
+    """No linger: an engine that closed its pipes is killed at once, and its end read as the kill
+    (signal 9) rather than judged by its stream."""
+
+    def wait(self: Any, timeout: float, *, engine: str | None = None, **options: Any) -> Any:
+        from turngate.implementations.reference.outcome import ProcessEnd
+
+        if engine is None:  # not an engine's turn (its --help, read for the profile): as it was
+            return original(self, timeout, **options)
+        turn = original(self, timeout, engine=engine, linger_sec=0.0)
+        if turn.end == ProcessEnd(None):  # stopped by the orchestrator once its turn was over
+            return replace(turn, end=ProcessEnd(None, signal=9))
+        return turn
+
+    return wait
+
+
 # Command lines and the skill patch ------------------------------------------------------------
 
 

@@ -17,7 +17,8 @@ Every buffer is bounded and every wait ends, whatever a hostile engine prints or
   happens, the turn stops reading once it has what was in the pipes when the engine exited
   (``PIPE_GRACE_SEC`` after it was killed), and closes its ends of the pipes.
 - An engine that lives on once its turn is over (its end-of-turn signal seen, or both pipes
-  closed) is stopped ``LINGER_SEC`` later, and the turn judged by its stream.
+  closed) is stopped ``LINGER_SEC`` later (a quarter of the turn timeout, if that is shorter),
+  and the turn judged by its stream; the watchdog no longer applies to a turn that is over.
 - A resident turn does not re-read the whole turn on every chunk: the reader runs
   again only when the turn has doubled since the last reading, or when the
   streams have gone quiet (an engine that ended its turn waits for input), so the
@@ -199,6 +200,9 @@ class OneShot:
         """
         process = self._process
         assert process.stdout is not None and process.stderr is not None
+        # A short turn budget gets a short linger: an engine that lives on must not eat the budget of
+        # the turns after it (a quarter of it at most; LINGER_SEC for the default 120 s).
+        linger_sec = min(linger_sec, timeout / 4)
         capture = _Capture(self._limits.per_stream_bytes)
         pipes = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}
         inodes = {os.fstat(fd).st_ino for fd in pipes}
@@ -236,8 +240,8 @@ class OneShot:
                     for fd in [fd for fd, left in left_at_exit.items() if left == 0]:
                         selector.unregister(fd)
                     continue
-                if not settled and now >= deadline:
-                    self.kill("watchdog")
+                if not settled and linger_until is None and now >= deadline:
+                    self.kill("watchdog")  # once its turn is over, only the linger bounds the wait
                     continue
                 if drain_until is not None and now >= drain_until:
                     break  # a descendant keeps the pipes open: stop reading, close them below
@@ -248,7 +252,8 @@ class OneShot:
                 if not settled and linger_until is not None and now >= linger_until:
                     self.kill("lingered")
                     continue
-                limit = min(x for x in (drain_until, deadline, linger_until) if x is not None)
+                watchdog = deadline if linger_until is None else None
+                limit = min(x for x in (drain_until, watchdog, linger_until) if x is not None)
                 ready = selector.select(max(min(limit - now, 0.1), 0.0))
                 if not ready and watch is not None:
                     watch.quiet()  # an engine that ended its turn and lingers goes quiet
