@@ -36,6 +36,7 @@ from typing import Any
 
 from turngate import __version__
 from turngate.engines.fake.install import install
+from turngate.tools.attacks import attacks, render_attacks
 from turngate.tools.bench_hostile import (
     DEFAULT_MB,
     FLOOD_ENGINE,
@@ -249,15 +250,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-serve-latency", action="store_true", help="only serve's latency under hostile turns"
     )
+    parser.add_argument("--only-attacks", action="store_true", help="only issue #24's attack table")
     args = parser.parse_args(argv)
-    if args.only_adversarial or args.only_serve_latency:
+    if args.only_adversarial or args.only_serve_latency or args.only_attacks:
         hostile: dict[str, Any] = {}
         if args.only_adversarial:
             hostile["adversarial"] = adversarial(args.adversarial_mb)
         if args.only_serve_latency:
             hostile["serve_latency"] = serve_latency()
+        if args.only_attacks:
+            hostile["attacks"] = attacks()
         args.out.write_text(json.dumps(hostile, indent=2) + "\n", encoding="utf-8")
         print(render_hostile(hostile))
+        if "attacks" in hostile:
+            print(render_attacks(hostile["attacks"]))
         return 0
     results: dict[str, Any] = {
         "turngate_version": __version__,
@@ -272,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "conformance_reference": conformance_run(args.jobs),
         "serve_flood_memory": serve_flood_memory(),
         "serve_latency": serve_latency(),
+        "attacks": attacks(),
     }
     if not args.no_http:
         from turngate.tools.bench_http import http_catalog
@@ -280,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
     print(render_hostile(results))
+    print(render_attacks(results["attacks"]))
     return 0
 
 
