@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference.conftest import DEFECTS, FORMS
 from tests.work import calls_made
+from turngate.base.bounded_yaml import load_bounded
 from turngate.engines.fake.hint_forms import render
 from turngate.implementations.reference.hints import (
     ASK_USER_HINT_MALFORMED,
@@ -293,6 +295,29 @@ def test_alias_bombs_are_bounded() -> None:
     assert not hint.clean
     # refused as read, in time linear in the text: nothing walks the 10^9 values it stands for
     assert "YAML too large (more than 10000 values once its aliases are expanded)" in hint.problems[0]
+
+
+@pytest.mark.parametrize("opener", ["[", "{a: ", "- "])
+def test_deep_nesting_is_refused_as_it_is_composed_not_at_the_recursion_limit(opener: str) -> None:
+    """The loader stops at its depth bound as it composes; PyYAML's own composer recurses until the
+    interpreter's limit stops it (0.8 s per SKILL.md front matter 5,000 deep, before). The work is
+    bounded either way (the scanner reads a bounded way ahead): what is measured is how much."""
+
+    def bounded(text: str) -> object:
+        try:
+            return load_bounded(text)
+        except yaml.YAMLError as error:
+            return str(error)
+
+    def recursing(text: str) -> object:
+        try:
+            return yaml.safe_load(text)
+        except (RecursionError, yaml.YAMLError) as error:
+            return type(error).__name__
+
+    deep = opener * 2_000
+    assert bounded(deep) == "nested deeper than 32"
+    assert calls_made(bounded, deep) * 2 < calls_made(recursing, deep)
 
 
 # -- which hint counts, and spans ------------------------------------------------------------------

@@ -32,7 +32,7 @@ def load_bounded(text: str, *, max_values: int = MAX_VALUES, max_depth: int = MA
     The pure-Python safe loader, as ``yaml.safe_load``: it reads a ``"\\ud83d"`` escape (text a CLI
     cut inside an emoji), which libyaml refuses. Raises ``yaml.YAMLError`` (`YamlTooLarge` for the
     bounds) and nothing else."""
-    loader = yaml.SafeLoader(text)
+    loader = _DepthBoundLoader(text, max_depth)
     try:
         try:
             node = loader.get_single_node()
@@ -44,6 +44,26 @@ def load_bounded(text: str, *, max_values: int = MAX_VALUES, max_depth: int = MA
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+class _DepthBoundLoader(yaml.SafeLoader):
+    """The safe loader, refusing nesting deeper than ``max_depth`` as it composes: PyYAML's composer
+    recurses once per level, so ``[[[[…`` 5,000 deep otherwise cost 0.8 s of recursion before the
+    interpreter's limit stopped it."""
+
+    def __init__(self, text: str, max_depth: int) -> None:
+        super().__init__(text)
+        self._depth = 0
+        self._max_depth = max_depth
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > self._max_depth:
+                raise YamlTooLarge(f"nested deeper than {self._max_depth}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _measure(root: yaml.Node, max_values: int, max_depth: int) -> None:
