@@ -95,8 +95,11 @@ class SkillPackageError(Exception):
         return self._fields[4]
 
     def __str__(self) -> str:
-        parts = [self.code, str(self.file)]
-        parts += [part for part in (self.field, self.value) if part is not None]
+        return f"{self.code}: {self.where(str(self.file))}"
+
+    def where(self, file: str) -> str:
+        """``file: field: value: message``, without the code (an API answer carries it apart)."""
+        parts = [file] + [part for part in (self.field, self.value) if part is not None]
         return ": ".join([*parts, self.message])
 
 

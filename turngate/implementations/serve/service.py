@@ -592,7 +592,7 @@ def _package_files(archive: bytes, limits: ArchiveLimits) -> tuple[str, dict[str
         try:
             name = skill_md_name(skill_md.decode("utf-8", "replace"), Path("SKILL.md"))
         except SkillPackageError as problem:
-            raise ApiError(400, problem.code, f"file: {problem}") from None
+            raise ApiError(400, problem.code, f"file: {problem.where(str(problem.file))}") from None
     if not name or name.startswith(".") or "/" in name or name == "current":
         raise ApiError(400, "PACKAGE_INVALID", f"file: skill folder name {name!r} is not usable")
     return name, files
@@ -607,8 +607,7 @@ def _package_problem(problem: SkillPackageError, staging: Path) -> str:
                 file = Path(os.path.abspath(problem.file)).relative_to(candidate).as_posix()
             except ValueError:
                 continue
-    parts = [problem.code, file] + [part for part in (problem.field, problem.value) if part is not None]
-    return ": ".join([*parts, problem.message])
+    return problem.where(file)  # the code is the answer's own field: not repeated in its message
 
 
 SKILL_GEMINI_SETTINGS: Final = "assets/gemini_settings.json"
