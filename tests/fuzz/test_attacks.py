@@ -35,7 +35,10 @@ def test_a_cheap_attack_measured_in_a_child_gives_a_whole_row(key: str, words: s
     row = attacks.measure(key)
     assert set(row) >= COLUMNS, row
     assert row["child_exit"] == 0, row.get("stderr_tail")
-    assert row["notes"] == [], row["notes"]
+    # Misbehaviour, but not the figures: a child forked from a busy test worker inherits its peak RSS,
+    # and a hold depends on the machine's load.
+    figures = ("peak RSS", " held ")
+    assert [note for note in row["notes"] if not any(figure in note for figure in figures)] == []
     assert words in row["outcome"], row["outcome"]
     assert row["sec"] >= 0 and row["peak_rss_mb"] > 0
     assert f"| {key} |" in attacks.render([row])
