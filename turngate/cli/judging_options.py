@@ -25,6 +25,25 @@ def add_allow_partial(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_edition(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--edition",
+        metavar="NAME",
+        help="judge by this edition of the spec (`turngate editions`; default: the seed of ../shared/spec/);"
+        " a check citing a sentence the edition does not have is reported, never failed",
+    )
+
+
+def check_edition(name: str | None) -> str:
+    """The edition's name (the default's when None); an unknown one is one line, exit 2."""
+    from turngate.judge.catalog.editions import EditionProblem, edition_named
+
+    try:
+        return edition_named(name).name
+    except EditionProblem as problem:
+        raise UsageProblem(f"--edition: {problem}") from None
+
+
 def check_conventions(name: str | None) -> None:
     if name is not None and name not in convention_sets():
         raise UsageProblem(f"--conventions: {name!r}: known sets: {', '.join(convention_sets())}")

@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog_commands.add_list_and_show(commands)
     saved_reports.add_commands(commands)
     catalog_commands.add_catalog_check(commands)
+    from turngate.cli.editions_command import add_command as add_editions_command
+
+    add_editions_command(commands)
     _add_serve(commands)
     from turngate.cli.drift import add_commands as add_drift_commands
 

@@ -15,8 +15,10 @@ from turngate.base.progress import Progress
 from turngate.base.terminal import Output
 from turngate.cli.judging_options import (
     add_allow_partial,
+    add_edition,
     check_against,
     check_conventions,
+    check_edition,
     compare_with,
     read_baseline_option,
 )
@@ -51,6 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
     engines = chosen_engines(args)
     check_reading(args.reading, scenarios)
     check_conventions(args.conventions)
+    edition = check_edition(args.edition)
     outputs = checked_outputs(report_json=args.report_json, junit=args.junit, html=args.html)
     known = read_baseline_option(args.baseline)
     target = resolve_target(args)
@@ -60,7 +63,12 @@ def run_command(args: argparse.Namespace) -> int:
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
     allow_partial = args.allow_partial
     properties = run_properties(
-        target=target.name, engines=engines, reading=args.reading, jobs=args.jobs, allow_partial=allow_partial
+        target=target.name,
+        engines=engines,
+        reading=args.reading,
+        jobs=args.jobs,
+        allow_partial=allow_partial,
+        edition=edition,
     )
     results: list[CaseResult] = []
     checked: dict[tuple[str, str], CaseCheck] = {}  # each case against the baseline, with --baseline
@@ -71,7 +79,12 @@ def run_command(args: argparse.Namespace) -> int:
         if "report_json" in outputs:
             stream = stack.enter_context(open_output(outputs["report_json"]))
             report = JsonlReport(
-                stream, target=target.name, engines=engines, planned=len(planned), allow_partial=allow_partial
+                stream,
+                target=target.name,
+                engines=engines,
+                planned=len(planned),
+                allow_partial=allow_partial,
+                edition=edition,
             )
         # beside the table: a pipe (`| head`) sees each case as it finishes, not only the end
         progress = Progress(len(planned), "cases", human.file)
@@ -83,6 +96,7 @@ def run_command(args: argparse.Namespace) -> int:
                 reading=args.reading,
                 conventions=args.conventions,
                 real=real,
+                edition=edition,
             ):
                 with interrupts_held():  # a Ctrl-C here lands after the case is in every record
                     results.append(result)
@@ -209,6 +223,7 @@ def add_command(commands: argparse._SubParsersAction[Any]) -> None:
     run.add_argument("--junit", metavar="F", help="JUnit XML report (- for standard output)")
     run.add_argument("--html", metavar="F", help="a self-contained HTML report (- for standard output)")
     add_allow_partial(run)
+    add_edition(run)
     run.add_argument(
         "--baseline",
         type=Path,

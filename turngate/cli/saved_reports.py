@@ -12,8 +12,10 @@ from turngate.base.arguments import UsageProblem
 from turngate.base.terminal import visible
 from turngate.cli.judging_options import (
     add_allow_partial,
+    add_edition,
     check_against,
     check_conventions,
+    check_edition,
     compare_with,
     read_baseline_option,
 )
@@ -38,7 +40,9 @@ def report_judge_command(args: argparse.Namespace) -> int:
         header, lines, footer = read_report(args.report)
     except (OSError, ValueError, ReportError) as error:
         raise UsageProblem(f"report judge: {error}") from None
-    results = [_judged(line, args.reading, args.conventions) for line in lines]
+    # the edition the run was judged by, unless another is asked for (before editions: the seed)
+    edition = check_edition(args.edition or _str_or_none(header.get("edition")))
+    results = [_judged(line, args.reading, args.conventions, edition) for line in lines]
     checked: dict[tuple[str, str], CaseCheck] = {}
     for result in results:
         check = check_against(known, result, checked, allow_partial=args.allow_partial)
@@ -53,7 +57,7 @@ def report_judge_command(args: argparse.Namespace) -> int:
     comparison = compare_with(known, results, allow_partial=args.allow_partial)
     if comparison is not None:
         print_comparison(console(), comparison)
-    print(f"(judged again from {args.report})")
+    print(f"(judged again from {args.report}, by edition {edition})")
     interrupted = bool(footer.get("interrupted"))
     if interrupted:  # judged again, it is still a run someone stopped: its verdict is incomplete
         print(
@@ -70,6 +74,7 @@ def report_judge_command(args: argparse.Namespace) -> int:
                 engines=header.get("engines", []),
                 planned=len(results),
                 allow_partial=args.allow_partial,
+                edition=edition,
             )
             for result in results:
                 rejudged.case(result, baseline=checked.get((result.scenario_id, result.engine)))
@@ -79,7 +84,9 @@ def report_judge_command(args: argparse.Namespace) -> int:
     return EXIT_INTERRUPTED if interrupted else 0
 
 
-def _judged(line: dict[str, object], reading: str | None, conventions: str | None) -> CaseResult:
+def _judged(
+    line: dict[str, object], reading: str | None, conventions: str | None, edition: str
+) -> CaseResult:
     """One report line judged again; lines with nothing observed (skipped, errored) keep their outcome."""
     result = CaseResult.from_report(line)
     if result.checks is None or not result.observed:
@@ -88,10 +95,14 @@ def _judged(line: dict[str, object], reading: str | None, conventions: str | Non
     # --reading judges strictly by that reading; else the reading the run chose (reports from before
     # readings were judged together: each case's own), else every reading (verdict.judge).
     strict = reading if reading in checks.readings else (result.reading if result.reading_chosen else None)
-    verdict = judge(checks, result.observed, reading=strict, conventions=conventions)
+    verdict = judge(checks, result.observed, reading=strict, conventions=conventions, edition=edition)
     return result.judged_again(
         verdict, reading=strict or result.reading, reading_chosen=strict is not None, conventions=conventions
     )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _indent(text: str) -> str:
@@ -186,6 +197,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "--baseline", type=Path, metavar="FILE", help="known differences: exit 1 only on a change from them"
     )
     add_allow_partial(rejudge)
+    add_edition(rejudge)
     rejudge.set_defaults(handler=report_judge_command)
     page = report_commands.add_parser(
         "html", help="saved JSONL reports as one HTML page: scenario x engine, one column set per report"

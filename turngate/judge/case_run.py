@@ -17,6 +17,7 @@ from turngate.judge.case_folder import case_id, prepare, remove_shared_script, t
 from turngate.judge.case_result import CaseResult, Stopped
 from turngate.judge.case_steps import perform
 from turngate.judge.catalog import Scenario
+from turngate.judge.catalog.editions import edition_named
 from turngate.judge.decision_record import record
 from turngate.judge.targets import Target, parse_target
 from turngate.judge.verdict import judge
@@ -37,6 +38,7 @@ def run_case(
     shared: SharedServer | None = None,
     conventions: str | None = None,
     real: RealEngines | None = None,
+    edition: str | None = None,
 ) -> CaseResult:
     """Run one case. ``shared``: a target whose engines are not ours to configure per case (an HTTP
     server) reads scripts from one folder and logs all calls to one file; a sticky case makes its
@@ -61,6 +63,10 @@ def run_case(
             duration_sec=round(time.monotonic() - started, 3),
         )
 
+    judged_by = edition_named(edition)
+    out_of_edition = judged_by.missing_source(scenario.source) or judged_by.missing_premise(scenario.checks())
+    if out_of_edition is not None:
+        return stopped("skipped", out_of_edition)
     needed = set(scenario.capabilities)
     if scenario.gemini_output_format and engine == "gemini":
         needed.add("gemini_output_format")  # the hazard lives in one output format the target must choose
@@ -92,7 +98,13 @@ def run_case(
             connector.close()
             if shared is not None:
                 remove_shared_script(scenario, engine, shared.scripts, sticky_knob=sticky_knob)
-    verdict = judge(scenario.checks(), steps, reading=reading if chosen else None, conventions=conventions)
+    verdict = judge(
+        scenario.checks(),
+        steps,
+        reading=reading if chosen else None,
+        conventions=conventions,
+        edition=edition,
+    )
     return CaseResult.judged(
         scenario,
         engine,

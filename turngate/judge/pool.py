@@ -67,6 +67,7 @@ def run_all(
     reading: str | None = None,
     conventions: str | None = None,
     real: RealEngines | None = None,
+    edition: str | None = None,
 ) -> Iterator[CaseResult]:
     """Run cases across ``jobs`` processes, yielding results as they finish."""
     chosen = target if isinstance(target, Target) else parse_target(target)
@@ -77,7 +78,7 @@ def run_all(
             if down is not None:
                 yield CaseResult.not_run(scenario, engine, down)
                 continue
-            result = _run_one(scenario, engine, chosen, reading, conventions, real)
+            result = _run_one(scenario, engine, chosen, reading, conventions, real, edition)
             down = result if result.outcome == "unreached" else None
             yield result
         return
@@ -91,7 +92,10 @@ def run_all(
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
     try:
         futures = {
-            pool.submit(_run_one, scenario, engine, chosen, reading, conventions, real): (scenario, engine)
+            pool.submit(_run_one, scenario, engine, chosen, reading, conventions, real, edition): (
+                scenario,
+                engine,
+            )
             for scenario, engine in planned
         }
         down = None
@@ -114,7 +118,7 @@ def run_all(
     pool.shutdown()
     for scenario, engine in alone:
         result = (
-            _run_one(scenario, engine, chosen, reading, conventions, real)
+            _run_one(scenario, engine, chosen, reading, conventions, real, edition)
             if down is None
             else CaseResult.not_run(scenario, engine, down)
         )
@@ -129,6 +133,7 @@ def _run_one(
     reading: str | None,
     conventions: str | None = None,
     real: RealEngines | None = None,
+    edition: str | None = None,
 ) -> CaseResult:
     """One case in a worker: a fresh connector, and the target's shared folders if it has them."""
     return run_case(
@@ -139,6 +144,7 @@ def _run_one(
         shared=target.shared,
         conventions=conventions,
         real=real,
+        edition=edition,
     )
 
 

@@ -20,6 +20,7 @@ from turngate import __version__
 from turngate.base.hostile_text import json_safe, xml_safe
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import CATALOG_VERSION
+from turngate.judge.catalog.editions import default_edition
 from turngate.judge.verdict import OUTCOMES
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class JsonlReport:
         engines: Sequence[str],
         planned: int,
         allow_partial: bool = False,
+        edition: str | None = None,
     ) -> None:
         self._stream = stream
         self._started = time.time()
@@ -55,6 +57,8 @@ class JsonlReport:
                 "planned": planned,
                 # how the run was judged: partial cases accepted as passing (--allow-partial) or failing
                 "allow_partial": allow_partial,
+                # the spec edition that judged the run (`turngate editions`)
+                "edition": edition or default_edition().name,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started)),
             }
         )
@@ -130,11 +134,18 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
 
 
 def run_properties(
-    *, target: str, engines: Sequence[str], reading: str | None, jobs: int, allow_partial: bool = False
+    *,
+    target: str,
+    engines: Sequence[str],
+    reading: str | None,
+    jobs: int,
+    allow_partial: bool = False,
+    edition: str | None = None,
 ) -> dict[str, str]:
     """What identifies a run, for JUnit's ``<properties>`` (the JSON Lines header has the same)."""
     return {
         "allow_partial": str(allow_partial).lower(),
+        "edition": edition or default_edition().name,
         "turngate_version": __version__,
         "catalog_version": CATALOG_VERSION,
         "target": target,

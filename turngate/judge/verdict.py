@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 
 from turngate.judge.catalog.checks import CONVENTION, REFERENCE, Checks
 from turngate.judge.catalog.conventions import DEFAULT_SET, convention_sets
+from turngate.judge.catalog.editions import Edition, edition_named
 from turngate.judge.catalog.sentences import sentences
 
 Outcome = Literal["passed", "partial", "ambiguous", "failed", "non-strict", "skipped", "errored", "unreached"]
@@ -111,6 +112,8 @@ class Difference:
             case _:
                 quote = " ".join((self.quote or "").split())
                 why = f"{self.level} {self.authority} ({self.source}): {quote}"
+                if self.note and self.severity == "informational":
+                    why += f" ({self.note})"
         return f"[{self.severity}] {head}\n    backed by {why}"
 
     def to_json(self) -> dict[str, Any]:
@@ -179,6 +182,7 @@ def judge(
     *,
     reading: str | None = None,
     conventions: str | None = None,
+    edition: str | None = None,
 ) -> Verdict:
     """Every check of every step against what was observed (``record.observed_step`` values).
 
@@ -188,13 +192,16 @@ def judge(
     readings it breaks, each naming its reading; when it breaks every reading, the default reading's
     verdict (``failed``, ``non-strict``), naming them all. ``conventions``: enforce this convention
     set (its differences fail) instead of reporting differences from turngate's names as informational.
+    ``edition``: the spec edition judging (`editions.py`; None: the default, the seed): a check citing a
+    sentence that edition does not have is reported as informational, naming the edition.
     """
+    chosen = edition_named(edition)
     if not checks.readings or reading in checks.readings:
-        return _judge_one(checks, steps, reading, conventions)
+        return _judge_one(checks, steps, reading, conventions, chosen)
     default = checks.default_reading
     names: list[str] = [default] if default is not None and default in checks.readings else []
     names += [name for name in checks.readings if name not in names]
-    verdicts = {name: _judge_one(checks, steps, name, conventions) for name in names}
+    verdicts = {name: _judge_one(checks, steps, name, conventions, chosen) for name in names}
     outcomes = {name: verdict.outcome for name, verdict in verdicts.items()}
     holding = [name for name in names if outcomes[name] not in BREAKS]
     broken = [name for name in names if outcomes[name] in BREAKS]
@@ -220,6 +227,7 @@ def _judge_one(
     steps: Sequence[Mapping[str, Any]],
     reading: str | None,
     conventions: str | None,
+    edition: Edition,
 ) -> Verdict:
     enforced = convention_sets()[conventions] if conventions else None
     names = enforced or convention_sets()[DEFAULT_SET]
@@ -230,7 +238,9 @@ def _judge_one(
             for key, expected in expect.items():
                 authority = checks.authority(index, key, reading)
                 missing = {"action": checks.actions[index]}
-                difference = _difference(index, missing, _Miss(key, expected, None), authority, enforced)
+                difference = _difference(
+                    index, missing, _Miss(key, expected, None), authority, enforced, edition
+                )
                 found.append(_unverified(difference, "not reached: the case stopped at an earlier step"))
                 unverified_must = unverified_must or difference.level == "MUST"
             continue
@@ -240,13 +250,15 @@ def _judge_one(
             try:
                 misses = list(_check(key, expected, step, checks, index, reading, names, steps[:index]))
             except _Unseen as unseen:
-                difference = _difference(index, step, _Miss(key, expected, None), authority, enforced)
+                difference = _difference(
+                    index, step, _Miss(key, expected, None), authority, enforced, edition
+                )
                 found.append(_unverified(difference, str(unseen)))
                 unverified_must = unverified_must or difference.level == "MUST"
                 continue
             for miss in misses:
                 authority = miss.authority or checks.authority(index, miss.key, reading)
-                difference = _difference(index, step, miss, authority, enforced)
+                difference = _difference(index, step, miss, authority, enforced, edition)
                 if miss.unseen is not None:
                     found.append(_unverified(difference, miss.unseen))
                     unverified_must = unverified_must or difference.level == "MUST"
@@ -308,7 +320,7 @@ def _unverified(difference: Difference, reason: str) -> Difference:
 
 
 def _difference(
-    index: int, step: Mapping[str, Any], miss: _Miss, authority: str | None, enforced: Any
+    index: int, step: Mapping[str, Any], miss: _Miss, authority: str | None, enforced: Any, edition: Edition
 ) -> Difference:
     action = str(step.get("action"))
     if authority is None:  # the catalog check refuses this; a hand-made Checks may still carry it
@@ -324,6 +336,9 @@ def _difference(
         return Difference(index, action, miss.key, miss.expected, miss.actual, "informational", authority)
     sentence = sentences()[authority]
     severity = {"MUST": "failed", "SHOULD": "non-strict"}.get(sentence.level, "informational")
+    note = ""
+    if not edition.has(sentence):  # not this edition's rule: reported, never failed
+        severity, note = "informational", f"not in edition {edition.name}"
     return Difference(
         index,
         action,
@@ -335,6 +350,7 @@ def _difference(
         sentence.level,
         sentence.quote,
         f"{sentence.file}: {sentence.heading}",
+        note=note,
     )
 
 

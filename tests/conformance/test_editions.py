@@ -1,0 +1,127 @@
+"""Editions of the spec (turngate/judge/catalog/editions.yaml): the texts are the upstream files they
+name, a sentence belongs to the editions whose text says it, and a run is judged by one edition: a
+rule another edition does not state is never held against a target judged by it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.test_verdict import checks, observed
+from tests.turngate_cli import in_process
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.case_run import run_case
+from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog.editions import (
+    EditionProblem,
+    default_edition,
+    edition_named,
+    editions,
+    text_problems,
+)
+from turngate.judge.catalog.sentences import sentences
+from turngate.judge.verdict import judge
+
+SEED = "seed-7d8914d+4cb89ba"
+OWN = "skill-runner-7d8914d"
+TOOL_ECHO = "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and2"
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = {scenario.id: scenario for scenario in load_catalog(ROOT / "scenarios")}
+
+
+def test_every_shipped_text_is_the_upstream_file_it_names() -> None:
+    assert text_problems() == []
+    assert default_edition().name == SEED
+
+
+def test_the_seed_says_every_sentence_and_7d8914d_lacks_what_4cb89ba_added_to_003() -> None:
+    seed, own = edition_named(SEED), edition_named(OWN)
+    assert all(seed.has(sentence) for sentence in sentences().values())
+    lacking = sorted(sentence.id for sentence in sentences().values() if not own.has(sentence))
+    assert lacking == sorted(
+        [
+            "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1",
+            TOOL_ECHO,
+            "interactive-engine-turn-protocol/skill-patch-order#req",
+            "interactive-engine-turn-protocol/skill-patch-order/patch-order-fixed#then",
+            "interactive-engine-turn-protocol/skill-patch-order/mode-exclusive#then",
+            "interactive-engine-turn-protocol/skill-patch-order/mode-exclusive#and1",
+        ]
+    )
+    assert {prefix for prefix in seed.texts if seed.texts[prefix] != own.texts[prefix]} == {"003"}
+
+
+def test_a_check_citing_a_sentence_the_edition_lacks_is_reported_never_failed() -> None:
+    case = checks({"state": "waiting_user"}, {"state": TOOL_ECHO})
+    step = observed(state="succeeded")
+    (seed,) = judge(case, [step]).differences
+    assert seed.severity == "failed"
+    under_own = judge(case, [step], edition=OWN)
+    assert under_own.outcome == "passed"
+    (reported,) = under_own.differences
+    assert (reported.severity, reported.note) == ("informational", f"not in edition {OWN}")
+    assert f"(not in edition {OWN})" in str(reported)
+
+
+@pytest.mark.parametrize(
+    ("scenario_id", "why"),
+    [
+        ("engine-format/tool-echo/codex", f"its step 0 decision rests on {TOOL_ECHO}"),
+        (
+            "interactive-engine-turn-protocol/skill-patch-order/patch-order-fixed",
+            "words 'patch 顺序固定' otherwise",
+        ),
+    ],
+)
+def test_a_scenario_whose_rule_the_edition_words_otherwise_is_not_run_under_it(
+    scenario_id: str, why: str
+) -> None:
+    scenario = CATALOG[scenario_id]
+    skipped = run_case(scenario, "codex", ReferenceConnector(), edition=OWN)
+    assert skipped.outcome == "skipped"
+    assert skipped.message.startswith(f"not in edition {OWN}: ")
+    assert why in skipped.message
+    assert run_case(scenario, "codex", ReferenceConnector()).outcome == "passed"
+
+
+def test_a_mutant_that_counts_tool_echoes_fails_the_seed_not_7d8914d_which_says_any_string_field() -> None:
+    scenario = CATALOG["engine-format/tool-echo/codex"]
+    mutant = "marker-from-tool-output"
+    assert run_case(scenario, "codex", ReferenceConnector(mutant=mutant)).outcome == "failed"
+    assert run_case(scenario, "codex", ReferenceConnector(mutant=mutant), edition=OWN).outcome == "skipped"
+
+
+def test_turngate_editions_lists_each_with_its_sources() -> None:
+    code, out, _ = in_process("editions")
+    assert code == 0
+    assert f"{SEED} (default): " in out
+    assert (
+        "003  leike0813/Skill-Runner@4cb89ba:openspec/specs/interactive-engine-turn-protocol/spec.md" in out
+    )
+    assert f"not in this edition: {TOOL_ECHO}" in out
+    code, out, _ = in_process("editions", "--json")
+    listed = {item["name"]: item for item in json.loads(out)}
+    assert set(listed) == set(editions())
+    assert listed[OWN]["sentences"] == len(sentences()) - 6
+
+
+def test_the_run_says_which_edition_judged_it_and_report_judge_keeps_it(tmp_path: Path) -> None:
+    report, junit = tmp_path / "run.jsonl", tmp_path / "run.xml"
+    args = ["run", "-k", "patch-order-fixed", "--engine", "codex", "--jobs", "1"]
+    code, _, _ = in_process(*args, "--edition", OWN, "--report-json", str(report), "--junit", str(junit))
+    assert code == 5  # the one case is not this edition's: nothing was verified (pytest's "no tests ran")
+    header = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
+    assert header["edition"] == OWN
+    assert f'<property name="edition" value="{OWN}"' in junit.read_text(encoding="utf-8")
+    code, out, _ = in_process("report", "judge", str(report))
+    assert f"by edition {OWN}" in out
+
+
+def test_an_unknown_edition_is_one_line_naming_the_known_ones() -> None:
+    code, _, err = in_process("run", "--edition", "v9", "-k", "tool-echo")
+    assert code == 2
+    assert err.strip() == f"turngate: --edition: 'v9': known editions: {SEED}, {OWN}"
+    with pytest.raises(EditionProblem):
+        edition_named("v9")

@@ -1,0 +1,57 @@
+"""`turngate editions`: the editions of the spec a run can be judged by, and where each text is from."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from turngate.base.terminal import visible
+from turngate.judge.catalog.editions import Edition, default_edition, editions
+from turngate.judge.catalog.sentences import sentences
+
+
+def edition_summary(edition: Edition) -> dict[str, Any]:
+    """What ``editions --json`` gives per edition."""
+    seed = default_edition()
+    every = sentences().values()
+    return {
+        "name": edition.name,
+        "default": edition.default,
+        "title": edition.title,
+        "summary": edition.summary,
+        "texts": {
+            prefix: {"source": text.source, "commit": text.commit, "md5": text.md5, "shipped": text.shipped}
+            for prefix, text in sorted(edition.texts.items())
+        },
+        "sentences": sum(1 for sentence in every if edition.has(sentence)),
+        # the catalog's sentences (written from the default edition) this one does not say
+        "not_in_edition": [
+            sentence.id for sentence in every if seed.has(sentence) and not edition.has(sentence)
+        ],
+    }
+
+
+def editions_command(args: argparse.Namespace) -> int:
+    summaries = [edition_summary(edition) for edition in editions().values()]
+    if args.json:
+        print(json.dumps(summaries, ensure_ascii=False, indent=2))
+        return 0
+    total = len(sentences())
+    for summary in summaries:
+        mark = " (default)" if summary["default"] else ""
+        print(visible(f"{summary['name']}{mark}: {summary['title']}"))
+        for prefix, text in summary["texts"].items():
+            print(visible(f"  {prefix}  {text['source']}"))
+        print(f"  sentences: {summary['sentences']} of the catalog's {total}")
+        for sentence_id in summary["not_in_edition"]:
+            print(visible(f"  not in this edition: {sentence_id}"))
+    return 0
+
+
+def add_command(commands: argparse._SubParsersAction[Any]) -> None:
+    listing = commands.add_parser(
+        "editions", help="the editions of the spec a run can be judged by (run --edition NAME)"
+    )
+    listing.add_argument("--json", action="store_true", help="a JSON array, one object per edition")
+    listing.set_defaults(handler=editions_command)
