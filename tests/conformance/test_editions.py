@@ -125,3 +125,24 @@ def test_an_unknown_edition_is_one_line_naming_the_known_ones() -> None:
     assert err.strip() == f"turngate: --edition: 'v9': known editions: {SEED}, {OWN}"
     with pytest.raises(EditionProblem):
         edition_named("v9")
+
+
+def test_one_run_judged_by_two_editions_side_by_side_in_html(tmp_path: Path) -> None:
+    seed_report, own_report, page = tmp_path / "seed.jsonl", tmp_path / "own.jsonl", tmp_path / "page.html"
+    args = ["run", "-k", "engine-format/tool-echo/codex", "--engine", "codex", "--jobs", "1"]
+    code, _, _ = in_process(*args, "--mutant", "marker-from-tool-output", "--report-json", str(seed_report))
+    assert code == 1  # the seed: a marker in a tool echo is no evidence
+    code, out, _ = in_process("report", "judge", str(seed_report), "--edition", OWN, "-o", str(own_report))
+    # judged again by 7d8914d, the case is not one of its cases: its decision rests on a sentence
+    # 7d8914d does not have (there, a marker in any string field counts)
+    assert code == 0 and f"by edition {OWN}" in out
+    header, case = (json.loads(line) for line in own_report.read_text(encoding="utf-8").splitlines()[:2])
+    assert header["edition"] == OWN
+    assert (case["outcome"], case["message"]) == (
+        "skipped",
+        f"not in edition {OWN}: its step 0 decision rests on {TOOL_ECHO}",
+    )
+    code, _, _ = in_process("report", "html", str(seed_report), str(own_report), "-o", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert f"seed.jsonl: reference:mutant by {SEED}" in html or f"by {SEED}" in html
+    assert f"by {OWN}" in html

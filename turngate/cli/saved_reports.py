@@ -24,6 +24,7 @@ from turngate.cli.run import EXIT_INTERRUPTED
 from turngate.cli.run_summary import fails, print_comparison, summary
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog.checks import Checks
+from turngate.judge.catalog.editions import edition_named
 from turngate.judge.verdict import judge
 
 if TYPE_CHECKING:
@@ -92,6 +93,9 @@ def _judged(
     if result.checks is None or not result.observed:
         return result
     checks = Checks.from_json(result.checks)
+    out_of_edition = edition_named(edition).missing_premise(checks)
+    if out_of_edition is not None:  # as a run under this edition would have skipped it
+        return result.out_of_edition(out_of_edition)
     # --reading judges strictly by that reading; else the reading the run chose (reports from before
     # readings were judged together: each case's own), else every reading (verdict.judge).
     strict = reading if reading in checks.readings else (result.reading if result.reading_chosen else None)

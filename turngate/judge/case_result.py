@@ -165,5 +165,10 @@ class CaseResult:
             readings=dict(verdict.readings),
         )
 
+    def out_of_edition(self, why: str) -> CaseResult:
+        """Judged again by an edition whose rule it is not (``turngate report judge --edition``): not a
+        case of that edition, as a run under it would have skipped it; what it observed is kept."""
+        return dataclasses.replace(self, outcome="skipped", message=why, differences=())
+
 
 _FIELDS: Final = frozenset(field.name for field in dataclasses.fields(CaseResult))

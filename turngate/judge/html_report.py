@@ -125,7 +125,9 @@ def from_file(path: Path) -> ReportColumns:
     from turngate.judge.report import read_report
 
     header, cases, footer = read_report(path)
-    return ReportColumns(f"{path.name}: {header.get('target', '?')}", header, cases, footer)
+    # the edition in the label: one server's run judged by two editions side by side reads as such
+    edition = f" by {header['edition']}" if header.get("edition") else ""
+    return ReportColumns(f"{path.name}: {header.get('target', '?')}{edition}", header, cases, footer)
 
 
 def from_results(
@@ -376,7 +378,9 @@ def _counts(report: ReportColumns) -> str:
 def _describe(report: ReportColumns) -> str:
     header = report.header
     parts = [
-        f"{key}: {header[key]}" for key in ("target", "turngate_version", "started_at") if header.get(key)
+        f"{key}: {header[key]}"
+        for key in ("target", "edition", "turngate_version", "started_at")
+        if header.get(key)
     ]
     parts.append("partial accepted (--allow-partial)" if accepts_partial(report) else "partial fails the run")
     return "; ".join(parts)
