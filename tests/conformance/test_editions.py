@@ -122,7 +122,8 @@ def test_the_run_says_which_edition_judged_it_and_report_judge_keeps_it(tmp_path
 def test_an_unknown_edition_is_one_line_naming_the_known_ones() -> None:
     code, _, err = in_process("run", "--edition", "v9", "-k", "tool-echo")
     assert code == 2
-    assert err.strip() == f"turngate: --edition: 'v9': known editions: {SEED}, {OWN}"
+    assert err.strip() == f"turngate: --edition: 'v9': known editions: {', '.join(editions())}"
+    assert list(editions())[:2] == [SEED, OWN]
     with pytest.raises(EditionProblem):
         edition_named("v9")
 
@@ -146,3 +147,26 @@ def test_one_run_judged_by_two_editions_side_by_side_in_html(tmp_path: Path) -> 
     html = page.read_text(encoding="utf-8")
     assert f"seed.jsonl: reference:mutant by {SEED}" in html or f"by {SEED}" in html
     assert f"by {OWN}" in html
+
+
+def test_the_releases_have_only_their_own_specs_and_today_s_is_v0_6_0_s_text() -> None:
+    """Later releases: their lifecycle, turn protocol and decision policy as each release has them;
+    the dual gate's design and proposal (000, 002) belong to the change that shipped it."""
+    releases = [edition for name, edition in editions().items() if name.startswith("skill-runner-v")]
+    assert [edition.name for edition in releases] == [
+        "skill-runner-v0.4.0",
+        "skill-runner-v0.4.3",
+        "skill-runner-v0.6.0",
+        "skill-runner-v0.7.9",
+    ]
+    assert all(sorted(edition.texts) == ["001", "003", "004"] for edition in releases)
+    today, six = editions()["skill-runner-v0.7.9"], editions()["skill-runner-v0.6.0"]
+    assert {prefix: text.md5 for prefix, text in today.texts.items()} == {
+        prefix: text.md5 for prefix, text in six.texts.items()
+    }
+    design = CATALOG["design/decision-1/dual-track-gate"]
+    assert today.missing_source(design.source) == (
+        f"not in edition {today.name}: it has no {design.source['file']} (its spec is {today.title})"
+    )
+    # a scenario from ENGINE_FORMATS.md is no edition's text: only its decision's sentence can rule it out
+    assert today.missing_source(CATALOG["engine-format/tool-echo/codex"].source) is None
