@@ -10,6 +10,8 @@ from turngate.base.terminal import visible
 from turngate.judge.catalog.editions import Edition, default_edition, editions
 from turngate.judge.catalog.sentences import sentences
 
+SHOWN = 10  # sentences listed one per line; more are counted
+
 
 def edition_summary(edition: Edition) -> dict[str, Any]:
     """What ``editions --json`` gives per edition."""
@@ -44,7 +46,12 @@ def editions_command(args: argparse.Namespace) -> int:
         for prefix, text in summary["texts"].items():
             print(visible(f"  {prefix}  {text['source']}"))
         print(f"  sentences: {summary['sentences']} of the catalog's {total}")
-        for sentence_id in summary["not_in_edition"]:
+        lacking = summary["not_in_edition"]
+        if len(lacking) > SHOWN:  # a release that rewrote a capability: the list is in --json
+            print(
+                f"  not in this edition: {len(lacking)} of the seed's sentences (editions --json lists them)"
+            )
+        for sentence_id in lacking if len(lacking) <= SHOWN else ():
             print(visible(f"  not in this edition: {sentence_id}"))
     return 0
 
