@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from turngate.tools.bench_hostile import MB, peak_rss_kb, reply_frame, zipped_skill
+from turngate.tools.bench_hostile import MB, peak_rss_kb, reply_frame, whole_gate, zipped_skill
 
 MODULE: Final = "turngate.tools.attacks"
 CHILD_TIMEOUT_SEC: Final = 150.0
@@ -124,23 +124,6 @@ def opencode_turn(text: str) -> bytes:
     return head + json.dumps(text)[1:-1].encode() + tail
 
 
-def _gate(engine: str, stdout: bytes) -> Any:
-    """The whole gate (`reference.turn.assess`) on an interactive first turn of the greeting skill."""
-    from turngate.implementations.reference.outcome import ProcessEnd
-    from turngate.implementations.reference.turn import TurnInput, assess
-    from turngate.judge.skill_writer import GREETING_SCHEMA
-
-    turn = TurnInput(
-        engine=engine,
-        mode="interactive",
-        attempt_number=1,
-        max_attempt=None,
-        output_schema=GREETING_SCHEMA,
-        needs_session_id=True,
-    )
-    return assess(turn, stdout, b"", ProcessEnd(0, None))
-
-
 def _decided(assessment: Any) -> str:
     decision = assessment.decision
     said = f"{decision.state}/{decision.error_code or decision.reason_code}"
@@ -160,7 +143,7 @@ def _timed(work: Callable[[], Any]) -> tuple[Any, float]:
 
 def bomb_assess() -> dict[str, Any]:
     stdout = codex_turn(BOMB_HINT)
-    assessment, seconds = _timed(lambda: _gate("codex", stdout))
+    assessment, seconds = _timed(lambda: whole_gate("codex", stdout))
     return {"outcome": _decided(assessment), "seconds": seconds, "input_bytes": len(BOMB_HINT)}
 
 
@@ -384,7 +367,7 @@ def surrogate_output() -> dict[str, Any]:
 
 def surrogate_prompt() -> dict[str, Any]:
     stdout = codex_turn('<ASK_USER_YAML>\nask_user: {prompt: "Pick one \\ud83d"}\n</ASK_USER_YAML>')
-    assessment, seconds = _timed(lambda: _gate("codex", stdout))
+    assessment, seconds = _timed(lambda: whole_gate("codex", stdout))
     prompt = assessment.pending.prompt if assessment.pending is not None else None
     return {"outcome": f"{_decided(assessment)}; pending prompt {prompt!r}", "seconds": seconds}
 
