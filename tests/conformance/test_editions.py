@@ -19,9 +19,11 @@ from turngate.judge.catalog.editions import (
     default_edition,
     edition_named,
     editions,
+    sentence_problems,
     text_problems,
 )
 from turngate.judge.catalog.sentences import sentences
+from turngate.judge.pool import cases
 from turngate.judge.verdict import judge
 
 SEED = "seed-7d8914d+4cb89ba"
@@ -38,8 +40,9 @@ def test_every_shipped_text_is_the_upstream_file_it_names() -> None:
 
 def test_the_seed_says_every_sentence_and_7d8914d_lacks_what_4cb89ba_added_to_003() -> None:
     seed, own = edition_named(SEED), edition_named(OWN)
-    assert all(seed.has(sentence) for sentence in sentences().values())
-    lacking = sorted(sentence.id for sentence in sentences().values() if not own.has(sentence))
+    written_from_the_seed = [sentence for sentence in sentences().values() if sentence.edition is None]
+    assert all(seed.has(sentence) for sentence in written_from_the_seed)
+    lacking = sorted(sentence.id for sentence in written_from_the_seed if not own.has(sentence))
     assert lacking == sorted(
         [
             "interactive-engine-turn-protocol/completion-by-mode/escaped-marker-detection#and1",
@@ -104,7 +107,7 @@ def test_turngate_editions_lists_each_with_its_sources() -> None:
     code, out, _ = in_process("editions", "--json")
     listed = {item["name"]: item for item in json.loads(out)}
     assert set(listed) == set(editions())
-    assert listed[OWN]["sentences"] == len(sentences()) - 6
+    assert listed[OWN]["sentences"] == len(sentences()) - 6 - 2  # nor v0.6.0's own two
 
 
 def test_the_run_says_which_edition_judged_it_and_report_judge_keeps_it(tmp_path: Path) -> None:
@@ -170,3 +173,26 @@ def test_the_releases_have_only_their_own_specs_and_today_s_is_v0_6_0_s_text() -
     )
     # a scenario from ENGINE_FORMATS.md is no edition's text: only its decision's sentence can rule it out
     assert today.missing_source(CATALOG["engine-format/tool-echo/codex"].source) is None
+
+
+PENDING_BRANCH = "interactive-engine-turn-protocol/formal-branches/pending-branch-is-the-waiting-source"
+
+
+def test_sentences_of_a_later_edition_are_verbatim_in_its_text_and_not_the_seed_s() -> None:
+    assert sentence_problems() == []
+    later = [sentence for sentence in sentences().values() if sentence.edition is not None]
+    assert later and all(not edition_named(SEED).has(sentence) for sentence in later)
+    assert all(edition_named("skill-runner-v0.7.9").has(sentence) for sentence in later)
+
+
+def test_a_scenario_of_later_editions_is_planned_only_under_them_and_catches_a_seed_only_server() -> None:
+    scenario = CATALOG[PENDING_BRANCH]
+    assert cases([scenario], None) == []  # the seed does not plan it
+    planned = cases([scenario], ["codex"], "skill-runner-v0.6.0")
+    assert planned == [(scenario, "codex")]
+    # the reference implements the seed: it shows the whole JSON reply as the prompt (the generic
+    # fallback), where v0.6.0 projects the branch's message
+    result = run_case(scenario, "codex", ReferenceConnector(), edition="skill-runner-v0.6.0")
+    assert result.outcome == "failed"
+    (broken,) = [item for item in result.differences if item["severity"] == "failed"]
+    assert (broken["key"], broken["authority"]) == ("pending.prompt", f"{PENDING_BRANCH}#and1")

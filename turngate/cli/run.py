@@ -58,7 +58,7 @@ def run_command(args: argparse.Namespace) -> int:
     known = read_baseline_option(args.baseline)
     target = resolve_target(args)
     real = real_engines(args, target)
-    planned = cases(scenarios, engines)
+    planned = cases(scenarios, engines, edition)
     # A report on standard output keeps it to itself; the table then goes to standard error.
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
     allow_partial = args.allow_partial

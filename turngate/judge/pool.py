@@ -18,6 +18,7 @@ from turngate.judge.case_folder import wants_sticky
 from turngate.judge.case_result import CaseResult
 from turngate.judge.case_run import run_case
 from turngate.judge.catalog import Scenario
+from turngate.judge.catalog.editions import edition_named
 from turngate.judge.targets import Target, parse_target
 
 if TYPE_CHECKING:
@@ -26,12 +27,17 @@ if TYPE_CHECKING:
 STOP_GRACE_SEC: Final = 1.5  # Ctrl-C must end a run within 2 s, its report and summary written
 
 
-def cases(scenarios: Iterable[Scenario], engines: Iterable[str] | None) -> list[tuple[Scenario, str]]:
-    """Each scenario on each of its engines (those of ``engines``, when given)."""
+def cases(
+    scenarios: Iterable[Scenario], engines: Iterable[str] | None, edition: str | None = None
+) -> list[tuple[Scenario, str]]:
+    """Each scenario on each of its engines (those of ``engines``, when given), among the scenarios of
+    ``edition`` (the default edition when None): one written for other editions is not planned."""
     wanted = set(engines) if engines else None
+    judged_by = edition_named(edition).name
     return [
         (scenario, engine)
         for scenario in scenarios
+        if not scenario.editions or judged_by in scenario.editions
         for engine in scenario.engines
         if wanted is None or engine in wanted
     ]

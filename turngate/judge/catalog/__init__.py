@@ -66,6 +66,7 @@ class Scenario:
     by: Mapping[str, str] = field(default_factory=dict)  # check key -> authority, scenario-wide
     reading_by: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
     given: tuple[str, ...] = ()  # checks establishing the GIVEN (Checks.given)
+    editions: tuple[str, ...] = ()  # the editions it belongs to; empty: written from the seed, any edition
 
     @property
     def capability(self) -> str:
@@ -148,6 +149,7 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         by=document.get("by", {}),
         reading_by=ambiguous.get("by", {}),
         given=tuple(document.get("given", ())),
+        editions=tuple(document.get("editions", ())),
     )
     _check_authorities(path, scenario)
     return scenario

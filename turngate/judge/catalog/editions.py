@@ -158,6 +158,20 @@ def text_problems() -> list[str]:
     return problems
 
 
+def sentence_problems() -> list[str]:
+    """Sentences quoted from a later edition (``edition:`` in sentences.yaml) that are not verbatim in
+    that edition's text under their heading, or that name an edition turngate does not know."""
+    problems = []
+    for sentence in sentences().values():
+        if sentence.edition is None:
+            continue
+        if sentence.edition not in editions():
+            problems.append(f"{sentence.id}: edition: {sentence.edition!r}: not in editions.yaml")
+        elif not editions()[sentence.edition].has(sentence):
+            problems.append(f"{sentence.id}: quote: not verbatim in {sentence.edition}'s {sentence.file}")
+    return problems
+
+
 @cache
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
