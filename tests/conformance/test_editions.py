@@ -107,7 +107,8 @@ def test_turngate_editions_lists_each_with_its_sources() -> None:
     code, out, _ = in_process("editions", "--json")
     listed = {item["name"]: item for item in json.loads(out)}
     assert set(listed) == set(editions())
-    assert listed[OWN]["sentences"] == len(sentences()) - 6 - 2  # nor v0.6.0's own two
+    from_the_seed = [sentence for sentence in sentences().values() if sentence.edition is None]
+    assert listed[OWN]["sentences"] == len(from_the_seed) - 6  # and none of the later editions' own
 
 
 def test_the_run_says_which_edition_judged_it_and_report_judge_keeps_it(tmp_path: Path) -> None:
@@ -196,3 +197,22 @@ def test_a_scenario_of_later_editions_is_planned_only_under_them_and_catches_a_s
     assert result.outcome == "failed"
     (broken,) = [item for item in result.differences if item["severity"] == "failed"]
     assert (broken["key"], broken["authority"]) == ("pending.prompt", f"{PENDING_BRANCH}#and1")
+
+
+def test_an_edition_that_settles_decision_4_1_by_its_heading_holds_a_body_reading_server_to_it() -> None:
+    """v0.4.3 wrote Decision 4.1's heading reading into its lifecycle text: ask_user evidence blocks
+    soft completion. The seed keeps both readings (design/decision-4.1/soft-completion-ask-user); the
+    reference follows the body by default, which v0.4.3 and later do not allow."""
+    scenario = CATALOG[
+        "interactive-run-lifecycle/completion-gate-by-mode/ask-user-evidence-blocks-soft-completion"
+    ]
+    assert [edition for edition in editions() if cases([scenario], ["codex"], edition)] == [
+        "skill-runner-v0.4.3",
+        "skill-runner-v0.6.0",
+        "skill-runner-v0.7.9",
+    ]
+    result = run_case(scenario, "codex", ReferenceConnector(), edition="skill-runner-v0.4.3")
+    assert result.outcome == "failed"
+    (broken,) = [item for item in result.differences if item["severity"] == "failed"]
+    assert (broken["key"], broken["actual"]) == ("state", "succeeded")
+    assert broken["authority"] == f"{scenario.id}#then"
