@@ -216,3 +216,15 @@ def test_an_edition_that_settles_decision_4_1_by_its_heading_holds_a_body_readin
     (broken,) = [item for item in result.differences if item["severity"] == "failed"]
     assert (broken["key"], broken["actual"]) == ("state", "succeeded")
     assert broken["authority"] == f"{scenario.id}#then"
+
+
+def test_choosing_only_scenarios_of_other_editions_is_one_line_and_list_shows_their_editions() -> None:
+    code, _, err = in_process("run", "-k", "formal-branches")
+    assert code == 2
+    assert err.strip() == (
+        f"turngate: --edition {SEED}: the scenarios chosen belong to other editions:"
+        " skill-runner-v0.6.0, skill-runner-v0.7.9"
+    )
+    code, out, _ = in_process("list", "--json", "-k", "formal-branches")
+    (listed,) = json.loads(out)
+    assert listed["editions"] == ["skill-runner-v0.6.0", "skill-runner-v0.7.9"]

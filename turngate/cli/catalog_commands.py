@@ -26,6 +26,8 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
         "capabilities": sorted(scenario.capabilities),
         "readings": sorted(scenario.readings),
         "default_reading": scenario.default_reading,
+        # the editions it is written for (empty: the seed's, planned under every edition)
+        "editions": list(scenario.editions),
         "source": dict(scenario.source),
         "path": str(scenario.path),
     }

@@ -59,6 +59,10 @@ def run_command(args: argparse.Namespace) -> int:
     target = resolve_target(args)
     real = real_engines(args, target)
     planned = cases(scenarios, engines, edition)
+    if scenarios and all(scenario.editions and edition not in scenario.editions for scenario in scenarios):
+        # as -k matching nothing: the scenarios chosen are all written for other editions
+        others = ", ".join(sorted({name for scenario in scenarios for name in scenario.editions}))
+        raise UsageProblem(f"--edition {edition}: the scenarios chosen belong to other editions: {others}")
     # A report on standard output keeps it to itself; the table then goes to standard error.
     human = console(sys.stderr if any(output.is_stdout for output in outputs.values()) else None)
     allow_partial = args.allow_partial
