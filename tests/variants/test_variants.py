@@ -1,16 +1,20 @@
 """Conforming variants: right but different, so the whole catalog must give no failed and no non-strict.
 
-In-process, each variant runs the whole catalog on one engine (a different
-engine per variant, so together they cover all four); the reference itself is
-pinned by the goldens. Over HTTP, `turngate serve --variant skill-runner`
+In-process, each variant is judged on the whole catalog on one engine (a different
+engine per variant, so together they cover all four): the variant that changes
+what a client sends back runs live; every other one is shown one run of the
+reference per case, through `variant_observation` (what its connector shows), and
+judged. The reference itself is pinned by the goldens. Over HTTP, `turngate serve --variant skill-runner`
 (every Skill-Runner convention at once) runs the whole catalog on codex.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,9 +32,12 @@ from turngate.judge.catalog import ENGINES, load_catalog
 from turngate.judge.connectors.http_options import HOOK_CAPABILITIES, TargetProblem, http_options
 from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import Target, parse_target
+from turngate.judge.verdict import judge
 from turngate.protocol.connector import Observation
 
 CATALOG = load_catalog()
+BY_ID = {scenario.id: scenario for scenario in CATALOG}
+WRONG = ("failed", "non-strict", "errored", "unreached")
 CONFORMING = sorted(name for name in VARIANTS if name != REFERENCE.name)
 # One engine per variant, rotating, so every engine meets several variants.
 ENGINE_OF = {name: ENGINES[index % len(ENGINES)] for index, name in enumerate(CONFORMING)}
@@ -48,7 +55,14 @@ def test_there_are_at_least_six_conforming_variants() -> None:
     assert len(CONFORMING) >= 6
 
 
-@pytest.mark.parametrize("name", CONFORMING)
+# The variant whose numbering changes what a client sends back (a reply names the shown id): it runs
+# live, through the connector that maps ids both ways. Every other variant only renames and hides
+# what the reference shows, so one run of the reference per case, shown through each variant
+# (`variant_observation`, the connector's own function) and judged, is the same run.
+LIVE = ("ids-from-101",)
+
+
+@pytest.mark.parametrize("name", LIVE)
 def test_a_conforming_variant_passes_the_whole_catalog_in_process(name: str) -> None:
     planned = cases(CATALOG, [ENGINE_OF[name]])
     results = list(run_all(planned, target=parse_target(f"reference:{name}"), jobs=2))
@@ -56,6 +70,69 @@ def test_a_conforming_variant_passes_the_whole_catalog_in_process(name: str) -> 
     assert not wrong(results), "\n".join(wrong(results)[:10])
     outcomes = Counter(result.outcome for result in results)
     assert outcomes["passed"] + outcomes["partial"] > len(planned) // 2, outcomes
+
+
+_SHOWN = (
+    "state",
+    "error_code",
+    "warnings",
+    "reason_code",
+    "data",
+    "pending",
+    "attempts",
+    "history",
+    "events",
+)
+
+
+def shown_step(
+    variant: Variant, step: Mapping[str, Any], engine: str, gemini_format: str | None
+) -> dict[str, Any]:
+    """An observed step (``decision_record.observed_step``) as a target built as ``variant`` shows it."""
+    seen = step["observation"]
+    observation = Observation(
+        **{name: tuple(seen[name]) if isinstance(seen[name], list) else seen[name] for name in _SHOWN},
+        extra={"decisions": seen.get("decisions", []), "unobservable": seen.get("unobservable", [])},
+    )
+    shown = variant_observation(variant, observation, engine=engine, gemini_format=gemini_format)
+    observed = {**seen, **json.loads(json.dumps({name: getattr(shown, name) for name in _SHOWN}))}
+    observed["decisions"] = json.loads(json.dumps(shown.extra["decisions"]))
+    if shown.extra["unobservable"]:
+        observed["unobservable"] = list(shown.extra["unobservable"])
+    reply = step["reply"] and {**step["reply"], "code": variant.code(step["reply"]["code"])}
+    return {**step, "observation": observed, "reply": reply}
+
+
+def test_every_other_conforming_variant_passes_the_whole_catalog_shown_through_it() -> None:
+    shown_by = [name for name in CONFORMING if name not in LIVE]
+    engines = sorted({ENGINE_OF[name] for name in shown_by})
+    planned = cases(CATALOG, engines)
+    problems, outcomes = [], {name: Counter[str]() for name in shown_by}
+    for run in run_all(planned, target=parse_target("reference"), jobs=2):
+        scenario = BY_ID[run.scenario_id]
+        for name in (name for name in shown_by if ENGINE_OF[name] == run.engine):
+            if run.checks is None:  # not run (skipped, errored): as the live variant would be
+                outcomes[name][run.outcome] += 1
+                problems += (
+                    [f"{name}: {run.scenario_id} [{run.engine}] {run.outcome}"]
+                    if run.outcome in WRONG
+                    else []
+                )
+                continue
+            variant = variant_named(name)
+            steps = [
+                shown_step(variant, step, run.engine, scenario.gemini_output_format) for step in run.observed
+            ]
+            verdict = judge(scenario.checks(), steps)
+            outcomes[name][verdict.outcome] += 1
+            if verdict.outcome in WRONG:
+                first = (verdict.message or " ").splitlines()[0]
+                problems.append(f"{name}: {run.scenario_id} [{run.engine}] {verdict.outcome}: {first}")
+    assert not problems, "\n".join(problems[:10])
+    for name, counted in outcomes.items():
+        planned_for = sum(counted.values())
+        assert planned_for == len(cases(CATALOG, [ENGINE_OF[name]])), name
+        assert counted["passed"] + counted["partial"] > planned_for // 2, (name, counted)
 
 
 def test_a_variant_may_not_rename_what_the_spec_names() -> None:
