@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from turngate.tools.bench_hostile import MB, peak_rss_kb, reply_frame, whole_gate, zipped_skill
+from turngate.tools.bench_hostile import MB, multipart, peak_rss_kb, reply_frame, whole_gate, zipped_skill
 
 MODULE: Final = "turngate.tools.attacks"
 CHILD_TIMEOUT_SEC: Final = 150.0
@@ -279,7 +279,7 @@ def _package_attack(change: Callable[[Path], None]) -> dict[str, Any]:
 def _entry_attack(entry: str) -> dict[str, Any]:
     archive = _zip({entry: b"x", "greet/SKILL.md": b"---\nname: greet\n---\n"})
     with serving({}, install=False) as server:
-        return server.request("POST", "/v1/skill-packages/install", *_multipart(archive))
+        return server.request("POST", "/v1/skill-packages/install", *multipart(archive))
 
 
 def long_skill_id() -> dict[str, Any]:
@@ -294,7 +294,7 @@ def long_upload_entry() -> dict[str, Any]:
         if job["status"] != "waiting_user":
             return {"outcome": f"the job to upload to ended {job['status']}", "seconds": 0.0}
         archive = _zip({"x" * 300: b"data"})
-        return server.request("POST", f"/v1/jobs/{job['request_id']}/upload", *_multipart(archive))
+        return server.request("POST", f"/v1/jobs/{job['request_id']}/upload", *multipart(archive))
 
 
 # 5. Turn end -------------------------------------------------------------------------------------------
@@ -606,13 +606,6 @@ def _zip(entries: Mapping[str, bytes]) -> bytes:
         for name, content in entries.items():
             archive.writestr(zipfile.ZipInfo(name), content)
     return buffer.getvalue()
-
-
-def _multipart(archive: bytes) -> tuple[bytes, str]:
-    boundary = "turngateattacks"
-    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.zip"\r\n\r\n'
-    body = head.encode() + archive + f"\r\n--{boundary}--\r\n".encode()
-    return body, f"multipart/form-data; boundary={boundary}"
 
 
 # Children --------------------------------------------------------------------------------------------

@@ -466,7 +466,9 @@ def serving(engine_script: str, *, resumable: bool) -> Iterator[tuple[str, subpr
 
 
 def zipped_skill(skill: Path) -> tuple[bytes, str]:
-    """A multipart body carrying the skill folder zipped as field ``file``, and its content type."""
+    """A multipart body carrying the skill folder zipped as field ``file``, as it is: not the HTTP
+    connector's `package_zip`, which reads runner.json to raise its version and would itself fall on
+    the hostile manifests the attacks send."""
     import io
     import zipfile
 
@@ -475,9 +477,14 @@ def zipped_skill(skill: Path) -> tuple[bytes, str]:
         for path in sorted(skill.rglob("*")):
             if path.is_file():
                 archive.write(path, f"{skill.name}/{path.relative_to(skill).as_posix()}")
+    return multipart(buffer.getvalue())
+
+
+def multipart(archive: bytes) -> tuple[bytes, str]:
+    """A multipart body carrying ``archive`` as field ``file``, and its content type."""
     boundary = "turngatebench"
     head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.zip"\r\n\r\n'
-    body = head.encode() + buffer.getvalue() + f"\r\n--{boundary}--\r\n".encode()
+    body = head.encode() + archive + f"\r\n--{boundary}--\r\n".encode()
     return body, f"multipart/form-data; boundary={boundary}"
 
 
