@@ -37,7 +37,7 @@ def cases(
     return [
         (scenario, engine)
         for scenario in scenarios
-        if not scenario.editions or judged_by in scenario.editions
+        if scenario.planned_under(judged_by)
         for engine in scenario.engines
         if wanted is None or engine in wanted
     ]

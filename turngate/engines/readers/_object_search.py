@@ -82,8 +82,9 @@ def iter_objects(text: str) -> Iterator[Found]:
     data = text.encode("utf-8", "surrogatepass")
     places = _Places(text, data)
     doomed: set[int] = set()
+    scanner = _scanner()
     at = 0  # where the search goes on, in bytes
-    while (hit := _scanner().search(data, at)) is not None:
+    while (hit := scanner.search(data, at)) is not None:
         start = places.char(hit.start())
         if data[hit.end() - 1] == 0x7D:  # "}": a whole object within the scanned depth
             try:

@@ -68,6 +68,10 @@ class Scenario:
     given: tuple[str, ...] = ()  # checks establishing the GIVEN (Checks.given)
     editions: tuple[str, ...] = ()  # the editions it belongs to; empty: written from the seed, any edition
 
+    def planned_under(self, edition: str) -> bool:
+        """Whether a run judged by ``edition`` plans this scenario (one written for others: not)."""
+        return not self.editions or edition in self.editions
+
     @property
     def capability(self) -> str:
         return self.id.split("/", 1)[0]

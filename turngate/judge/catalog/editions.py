@@ -63,8 +63,7 @@ class Edition:
         the source is not a spec file (ENGINE_FORMATS.md: no edition words it); a spec file the
         edition has no text of (a later release has no design of the dual gate's change) has none of
         it. Where an edition rewords a scenario's lines, its checks would hold a target to a rule that
-        edition does not
-        state, or reverses: the case is not run under it."""
+        edition does not state, or reverses: the case is not run under it."""
         file = str(source.get("file", ""))
         prefix = file.split("_", 1)[0]
         text = self.texts.get(prefix)
