@@ -113,6 +113,18 @@ class EngineBench:
         )
         return Played(completed.returncode, completed.stdout, completed.stderr)
 
+    def start(self, engine: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        """The engine started and left running (stdin empty, both outputs piped): for a caller that
+        watches it, then ends it."""
+        return subprocess.Popen(
+            [str(self.bin / engine), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.workdir,
+            env=self.env(),
+        )
+
     def calls(self) -> list[dict[str, Any]]:
         if not self.call_log.exists():
             return []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import pytest
@@ -200,14 +199,7 @@ def test_crash_by_signal(bench: EngineBench, name: str) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_hang_is_killed_by_the_caller(bench: EngineBench, engine: str) -> None:
     bench.case("hang", turns=[{"steps": [{"say": "thinking hard"}, {"hang": True}]}])
-    process = subprocess.Popen(
-        [str(bench.bin / engine), *first_turn_args(engine, "tg-case-hang")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=bench.workdir,
-        env=bench.env(),
-    )
+    process = bench.start(engine, first_turn_args(engine, "tg-case-hang"))
     try:
         # The call-log line is written just before the engine starts hanging.
         deadline = time.monotonic() + 15
@@ -231,14 +223,7 @@ def test_an_engine_that_lingers_forever_closes_its_pipes_and_lives_on(
     and a process that is still alive then (it never exits by itself: no timing in this test)."""
     turn = {"steps": [{"say": MARKER_REPLY}], "linger": {"seconds": "forever", "close_pipes": True}}
     bench.case("lingers", turns=[turn])
-    process = subprocess.Popen(
-        [str(bench.bin / engine), *first_turn_args(engine, "tg-case-lingers")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=bench.workdir,
-        env=bench.env(),
-    )
+    process = bench.start(engine, first_turn_args(engine, "tg-case-lingers"))
     try:
         assert process.stdout is not None and process.stderr is not None
         stdout, stderr = process.stdout.read(), process.stderr.read()  # to end of file: both closed

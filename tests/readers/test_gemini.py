@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.readers.conftest import ERR, OUT, assert_well_formed, json_records, starts, stream
+from tests.readers.test_object_search import naive_objects
 from tests.work import calls_made
 from turngate.engines import readers
 from turngate.engines.readers import _object_search, gemini
@@ -381,19 +382,12 @@ FRAGMENTS = [
 
 
 def naive_search(text: str) -> tuple[int, int] | None:
-    """The document search as the rule states it, quadratic: raw_decode at every brace."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
-            continue
-        if "session_id" in value:
-            return start, end
-        start = text.find("{", end)
-    return None
+    """The document search as the rule states it, quadratic: the first object the naive object search
+    (raw_decode at every brace) finds that is the document."""
+    return next(
+        ((start, end) for start, end in naive_objects(text) if "session_id" in json.loads(text[start:end])),
+        None,
+    )
 
 
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
