@@ -42,6 +42,10 @@ class SpecText:
     def text(self) -> str:
         return _read(CATALOG_DIR / self.shipped)
 
+    def lines(self) -> frozenset[str]:
+        """Its lines, stripped: what a scenario's quoted lines are matched against."""
+        return _stripped_lines(CATALOG_DIR / self.shipped)
+
 
 @dataclass(frozen=True, slots=True)
 class Edition:
@@ -71,8 +75,7 @@ class Edition:
             if prefix not in default_edition().texts:
                 return None  # not a spec file (ENGINE_FORMATS.md): no edition words it
             return f"not in edition {self.name}: it has no {file} (its spec is {self.title})"
-        content = text.text()
-        lines = {line.strip() for line in content.splitlines()}
+        content, lines = text.text(), text.lines()  # read once per process, not once per case
         quoted = [line.strip() for line in str(source.get("quote", "")).strip().splitlines()]
         if str(source.get("heading", "")) in content and all(
             line in lines or line in content for line in quoted
@@ -174,6 +177,11 @@ def sentence_problems() -> list[str]:
 @cache
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+@cache
+def _stripped_lines(path: Path) -> frozenset[str]:
+    return frozenset(line.strip() for line in _read(path).splitlines())
 
 
 @cache
