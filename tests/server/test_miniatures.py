@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +282,108 @@ def test_a_new_wait_under_the_same_interaction_id_settles(tmp_path: Path) -> Non
             connector.settle()
             states.append(connector.observe().state)
     assert states == ["waiting_user", "waiting_user", "succeeded"]
+
+
+# Dialects: Skill-Runner's later generations of the job API (http_dialect.py) -----------------
+
+
+def test_a_server_of_a_later_dialect_refuses_the_seeds_option_names_in_one_line(tmp_path: Path) -> None:
+    case = replace(setup(tmp_path), runtime={"mode": "interactive", "require_user_reply": True})
+    with (
+        serve(Behaviour(dialect="auto-reply")) as (url, _mini),
+        connected(url, tmp_path) as connector,
+        pytest.raises(TargetError) as caught,
+    ):
+        connector.start(case)
+    assert "HTTP 400" in str(caught.value)
+    assert "Unknown runtime_options: interactive_require_user_reply" in str(caught.value)
+
+
+@pytest.mark.parametrize("dialect", ["auto-reply", "auto-reply-hard-timeout"])
+@pytest.mark.parametrize("required", [True, False])
+def test_each_dialect_names_the_reply_option_its_way_and_reads_the_end_from_the_state_change(
+    tmp_path: Path, dialect: str, required: bool
+) -> None:
+    runtime = {"mode": "interactive", "require_user_reply": required, "session_timeout_sec": 30}
+    case = replace(setup(tmp_path), runtime=runtime)
+    with (
+        serve(Behaviour(dialect=dialect)) as (url, mini),
+        connected(url, tmp_path, dialect=dialect) as connector,
+    ):
+        seen = run_to_end(connector, case)
+    assert mini.job_requests[0]["runtime_options"] == {
+        "execution_mode": "interactive",
+        "no_cache": True,
+        "interactive_auto_reply": not required,  # the inverse of the seed's require_user_reply
+        "interactive_reply_timeout_sec": 30,
+    }
+    assert [observation.state for observation in seen] == ["waiting_user", "succeeded"]
+    end = seen[-1]
+    assert end.reason_code == "DONE_MARKER_FOUND"  # conversation.state.changed's terminal
+    assert end.events is not None
+    assert "conversation.completed" not in [event["type"] for event in end.events]
+    envelopes = end.extra["event_envelopes"]
+    assert [item["seq"] for item in envelopes] == list(range(1, len(end.events) + 1))
+    assert envelopes[0]["attempt"] == 1
+    assert envelopes[-1]["attempt"] == 2
+
+
+def test_the_seed_dialect_keeps_the_seeds_names(tmp_path: Path) -> None:
+    runtime = {"mode": "interactive", "require_user_reply": False, "session_timeout_sec": 30}
+    with serve(Behaviour()) as (url, mini), connected(url, tmp_path) as connector:
+        seen = run_to_end(connector, replace(setup(tmp_path), runtime=runtime))
+    assert mini.job_requests[0]["runtime_options"] == {
+        "execution_mode": "interactive",
+        "no_cache": True,
+        "interactive_require_user_reply": False,
+        "session_timeout_sec": 30,
+    }
+    assert seen[-1].reason_code == "DONE_MARKER_FOUND"  # conversation.completed's
+
+
+def test_a_per_job_watchdog_is_sent_only_where_the_dialect_has_one_and_the_probe_saw_it_work(
+    tmp_path: Path,
+) -> None:
+    runtime = {"mode": "auto", "turn_timeout_sec": 1.5}
+    dialect = "auto-reply-hard-timeout"
+    for per_job in (True, False):
+        with (
+            serve(Behaviour(dialect=dialect)) as (url, mini),
+            connected(url, tmp_path, dialect=dialect, turn_timeout_per_job=per_job) as connector,
+        ):
+            assert ("watchdog" in connector.capabilities) is per_job
+            run_to_end(connector, replace(setup(tmp_path, mode="auto"), runtime=runtime))
+        options = mini.job_requests[0]["runtime_options"]
+        assert options.get("hard_timeout_seconds") == (2 if per_job else None)  # whole seconds, rounded up
+
+
+def test_a_provider_is_named_for_the_engines_the_target_file_gives_one(tmp_path: Path) -> None:
+    behaviour = Behaviour(dialect="auto-reply-hard-timeout", provider_required=frozenset({"codex"}))
+    with (
+        serve(behaviour) as (url, _mini),
+        connected(url, tmp_path, dialect=behaviour.dialect) as connector,
+        pytest.raises(TargetError, match="provider_id is required"),
+    ):
+        connector.start(setup(tmp_path, mode="auto"))
+    with (
+        serve(behaviour) as (url, mini),
+        connected(url, tmp_path, dialect=behaviour.dialect, providers={"codex": "openai"}) as connector,
+    ):
+        assert run_to_end(connector, setup(tmp_path, mode="auto"))[-1].state == "succeeded"
+    assert mini.job_requests[0]["provider_id"] == "openai"
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"dialect": "v0.7.9"}, "dialect: 'v0.7.9': one of require-user-reply, auto-reply,"),
+        ({"dialect": "auto-reply", "turn_timeout_per_job": True}, "dialect auto-reply has no per-job"),
+    ],
+)
+def test_a_dialect_the_connector_cannot_speak_is_one_line_naming_the_field(
+    tmp_path: Path, fields: Mapping[str, Any], named: str
+) -> None:
+    with pytest.raises(TargetProblem) as caught:
+        http_options({"base_url": "http://127.0.0.1:1", "scripts_dir": str(tmp_path), **fields}, None)
+    assert named in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.server.conftest import Server, start_server, stop_server
-from tests.server.miniatures.app import Behaviour, serve
+from tests.server.miniatures.app import POLICIES, Behaviour, serve
 from tests.turngate_cli import in_process as cli
 from turngate.judge.connectors.http_options import http_options
 from turngate.judge.probe import probe_server
+from turngate.judge.probe_dialect import find_per_job_watchdog
+from turngate.judge.probe_jobs import Ledger
+from turngate.judge.skill_writer import write_skill
 from turngate.judge.targets import parse_target
 
 
@@ -36,6 +40,8 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert code == 0
     assert "skill install: synchronous" in printed
     assert "history holds protocol events" in printed
+    assert "dialect: require-user-reply (interactive_require_user_reply, session_timeout_sec" in printed
+    assert "edition: looks like seed-7d8914d+4cb89ba (" in printed
     written = yaml.safe_load(out.read_text())
     assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
     assert written["events_source"] == "history"
@@ -127,3 +133,50 @@ def test_a_server_that_resumes_a_non_resumable_engine_gets_no_sticky_scenarios()
     assert "sticky" in http_options(base, None).capabilities  # a target file from an older probe
     assert "sticky" in http_options({**base, "sticky_process": True}, None).capabilities
     assert "sticky" not in http_options({**base, "sticky_process": False}, None).capabilities
+
+
+@pytest.mark.parametrize(
+    ("dialect", "engines", "edition"),
+    [
+        ("require-user-reply", {"codex"}, "seed-7d8914d+4cb89ba"),
+        ("auto-reply", {"codex"}, "skill-runner-v0.4.0"),
+        ("auto-reply-hard-timeout", {"codex", "gemini"}, "skill-runner-v0.6.0"),
+        ("auto-reply-hard-timeout", {"codex"}, "skill-runner-v0.7.9"),
+    ],
+)
+def test_the_probe_finds_the_dialect_by_what_the_server_refuses_and_names_the_edition_it_looks_like(
+    tmp_path: Path, dialect: str, engines: set[str], edition: str
+) -> None:
+    behaviour = Behaviour(dialect=dialect, engines=frozenset(engines))
+    with serve(behaviour) as (url, mini):
+        found = probe_server(
+            url, scripts=tmp_path / "scripts", call_log=None, workdir=tmp_path, models={}, timeout_probe=False
+        )
+    said = "\n".join(found.lines)
+    assert f"dialect: {dialect} (" in said
+    assert found.target.get("dialect", "require-user-reply") == dialect
+    assert f"edition: looks like {edition} (" in said
+    assert f"judge it with --edition {edition}" in said
+    if dialect != "require-user-reply":
+        assert "the end in conversation.state.changed" in said
+    # Every later job speaks the dialect found: none was refused for its options after it.
+    refused = [body for body in mini.job_requests if set(body["runtime_options"]) - POLICIES[dialect]]
+    tried_before = {"require-user-reply": 0, "auto-reply-hard-timeout": 1, "auto-reply": 2}[dialect]
+    assert len(refused) == tried_before
+    assert http_options(found.target, None).dialect.name == dialect
+
+
+def test_the_per_job_watchdog_is_written_only_when_it_ends_a_hung_engine(tmp_path: Path) -> None:
+    raw = {"base_url": "http://127.0.0.1:1", "scripts_dir": str(tmp_path / "scripts")}
+    options = http_options({**raw, "dialect": "auto-reply-hard-timeout"}, None)
+    skill = write_skill(tmp_path, {}, name="turngate-probe")
+    (tmp_path / "scripts").mkdir()
+    for code, written in (("ENGINE_HARD_TIMEOUT", True), ("ENGINE_CRASHED", False)):
+        behaviour = Behaviour(dialect="auto-reply-hard-timeout", hard_timeout_code=code)
+        with serve(behaviour) as (url, mini):
+            limit = find_per_job_watchdog(
+                replace(options, base_url=url), skill, "codex", tmp_path / "scripts", tmp_path, Ledger()
+            )
+        assert mini.job_requests[0]["runtime_options"]["hard_timeout_seconds"] == 3
+        assert (limit.fields == {"turn_timeout_per_job": True}) is written, limit.line
+        assert ("not by a timeout" in limit.line) is not written

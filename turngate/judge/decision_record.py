@@ -92,6 +92,8 @@ def observed_step(
     # Evidence a connector kept of answers the API does not foresee, and where events came from.
     if extra.get("audit") is not None:  # the audit next to the live gate (Decision 3.1), for the verdict
         seen["audit"] = [dict(item) for item in extra["audit"]]
+    if extra.get("event_envelopes") is not None:  # each event's seq and attempt, where the target shows them
+        seen["event_envelopes"] = [dict(item) for item in extra["event_envelopes"]]
     for name in ("anomalies", "events_source", "refusal"):
         if extra.get(name):
             seen[name] = extra[name]

@@ -45,11 +45,13 @@ from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSourc
 from turngate.judge.connectors.call_log import calls_since, log_mark
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.http import HttpConnector
+from turngate.judge.connectors.http_dialect import DEFAULT_DIALECT, DIALECTS
 from turngate.judge.connectors.http_events import is_fcmp
 from turngate.judge.connectors.http_options import HttpOptions, TargetProblem, http_options
 from turngate.judge.connectors.http_transport import TargetError, check_job_api
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.probe_costs import cost_lines
+from turngate.judge.probe_dialect import Signs, edition_guess, find_dialect, find_per_job_watchdog
 from turngate.judge.probe_jobs import DONE, PROBE_SKILL, TIDY_SEC, Ledger, case_setup, write_script
 from turngate.judge.probe_limits import (
     SLOTS_MOST,
@@ -139,6 +141,7 @@ def _probe(
 ) -> None:
     raw, call_log = found.target, options.call_log
     accepted: list[str] = []
+    refused: list[str] = []  # refused as unsupported: a sign of the server's generation
     install_mode = None
     for engine in engines:
         outcome = _auto_job(options, skill, engine, scripts, workdir)
@@ -148,12 +151,19 @@ def _probe(
             found.say(f"engine {engine}: runs (auto job {outcome['state']})")
         else:
             found.say(f"engine {engine}: not used: {outcome['why']}")
+            if "SKILL_ENGINE_UNSUPPORTED" in str(outcome["why"]):
+                refused.append(engine)
     found.say(f"skill install: {install_mode or 'unknown'}")
     raw["engines"] = accepted
     if not accepted:
         found.say("no engine ran a job: check the server's engine prefix and the launchers' --scripts")
         return
     why: dict[str, str] = {}  # why a field is absent, for the closing list
+
+    # The words of its runtime options, before any job that sends them (interactive ones).
+    dialect = find_dialect(options, skill, accepted[0], scripts, workdir)
+    if _found(found, dialect) is None:
+        options = replace(options, dialect=DIALECTS[raw.get("dialect", DEFAULT_DIALECT)])
 
     look = first_look(options, skill, accepted[0], scripts, workdir, ledger)
     hooks = _found(found, look.hooks) is None
@@ -167,7 +177,10 @@ def _probe(
         found.say(f"slots: {why['slots']}")
 
     events = _events(options, skill, accepted[0], scripts, workdir)
-    found.say(f"events: SSE stream {'yes' if events['stream'] else 'no'}; history holds {events['history']}")
+    found.say(
+        f"events: SSE stream {'yes' if events['stream'] else 'no'}; history holds {events['history']}"
+        f"{'; the end in conversation.state.changed' if events['end_in_state_change'] else ''}"
+    )
     raw["events_stream"] = bool(events["stream"])
     raw["events_source"] = "history" if events["history"] == "protocol events" else "stream"
     if not events["stream"] and events["history"] != "protocol events":
@@ -225,8 +238,16 @@ def _probe(
         raw["honours_session_timeout"] = honoured
     else:
         why["honours_session_timeout"] = "not probed (--no-timeout-probe)"
+    per_job = False
+    if not hooks and options.dialect.hard_timeout_option and watchdog_wait > 0 and look.background:
+        per_job = (
+            _found(found, find_per_job_watchdog(options, skill, accepted[0], scripts, workdir, ledger))
+            is None
+        )
     if hooks:
         found.say("engine watchdog: not probed: turngate's hooks set it per case (turngate_hooks)")
+    elif per_job:
+        found.say("engine watchdog: not probed: each case sets its own (turn_timeout_per_job)")
     elif watchdog_wait > 0 and look.background:
         limit = find_watchdog(options, skill, accepted[0], scripts, workdir, ledger, wait_sec=watchdog_wait)
         why["turn_timeout_sec"] = _found(found, limit) or "not found"
@@ -236,6 +257,17 @@ def _probe(
         )
         found.say(f"engine watchdog: {why['turn_timeout_sec']}")
 
+    signs = Signs(
+        dialect=raw.get("dialect", DEFAULT_DIALECT) if dialect.missing is None else None,
+        protocol_history=events["history"] == "protocol events",
+        end_in_state_change=events["end_in_state_change"],
+        refused=tuple(refused),
+    )
+    edition, reasons = edition_guess(signs)
+    if edition is None:
+        found.say(f"edition: {reasons}")
+    else:
+        found.say(f"edition: looks like {edition} ({reasons}): judge it with --edition {edition}")
     capabilities = http_options(raw, None).capabilities
     for line in cost_lines(load_catalog(CATALOG_DIR), capabilities, accepted, why):
         found.say(line)
@@ -282,13 +314,15 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
     finally:
         connector.close()
         (scripts / f"{case}.yaml").unlink(missing_ok=True)
+    ends = [event for event in history or () if event.get("type") == "conversation.state.changed"]
+    folded = any(isinstance((event.get("data") or {}).get("terminal"), Mapping) for event in ends)
     if history is None:
         holds = "nothing usable (no endpoint)"
     elif any(map(is_fcmp, history)):
         holds = "protocol events"
     else:
         holds = "runtime events, not protocol events"
-    return {"stream": bool(stream), "history": holds}
+    return {"stream": bool(stream), "history": holds, "end_in_state_change": folded}
 
 
 def _probes_each_run(

@@ -217,13 +217,51 @@ def find_watchdog(
 ) -> Limit:
     """The server's own engine watchdog: an auto job whose engine does not end its turn, watched for
     at most ``wait_sec`` seconds, then canceled."""
+    watched = watch_hung_job(options, skill, engine, scripts, workdir, ledger, wait_sec=wait_sec)
+    if isinstance(watched, Limit):
+        return watched
+    value = safe_turn_timeout(watched.took)
+    fields: dict[str, Any] = {"turn_timeout_sec": value}
+    settle = ""
+    if value >= options.settle_timeout_sec:  # a hung engine's case must be able to wait past it
+        fields["settle_timeout_sec"] = value + SETTLE_ROOM_SEC
+        settle = f" and settle_timeout_sec: {value + SETTLE_ROOM_SEC}"
+    return Limit(
+        f"engine watchdog: a hung engine's job failed {watched.code} after {watched.took:.1f} s: written as"
+        f" turn_timeout_sec: {value}{settle}",
+        fields,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """A hung engine's job that failed by a timeout: its error code, and the seconds it ran."""
+
+    code: str | None
+    took: float
+
+
+def watch_hung_job(
+    options: HttpOptions,
+    skill: Path,
+    engine: str,
+    scripts: Path,
+    workdir: Path,
+    ledger: Ledger,
+    *,
+    wait_sec: float,
+    runtime: Mapping[str, Any] | None = None,
+    label: str = "engine watchdog",
+) -> Watched | Limit:
+    """An auto job whose engine does not end its turn (``runtime`` added to the case's), watched for at
+    most ``wait_sec`` seconds: how it failed by a timeout, or the finding that it did not."""
     case = f"{PROBE_SKILL}__watchdog__{engine}"
     turns = [{"steps": [{"sleep": wait_sec + HUNG_EXTRA_SEC}, {"say": DONE}]}]
     script = write_script(scripts, case, turns)
     connector = HttpConnector(options)
     none_within = f"no watchdog within {wait_sec:g} s"
     try:
-        connector.start(case_setup(skill, engine, case, "auto", workdir))
+        connector.start(case_setup(skill, engine, case, "auto", workdir, runtime))
         ledger.add(connector.job)
         posted = time.monotonic()
         deadline = posted + wait_sec
@@ -238,14 +276,14 @@ def find_watchdog(
                 break
             if seen >= deadline:
                 return Limit(
-                    f"engine watchdog: none within {wait_sec:g} s (a hung engine's job was still {state}):"
-                    " turn_timeout_sec not written",
+                    f"{label}: none within {wait_sec:g} s (a hung engine's job was still {state}):"
+                    f" {'turn_timeout_sec' if label == 'engine watchdog' else 'nothing'} written",
                     missing=none_within,
                 )
             time.sleep(min(POLL_SEC, deadline - seen))
     except REFUSED as error:
         why = f"the hung engine's job did not run: {error}"
-        return Limit.not_found("engine watchdog", why)
+        return Limit.not_found(label, why)
     finally:
         connector.close()
         script.unlink(missing_ok=True)
@@ -254,18 +292,8 @@ def find_watchdog(
     if state != "failed" or not _is_timeout(code, status.get("error")):
         ended = f"{state} ({code or 'no error code'}) after {took:.1f} s"
         why = f"the hung engine's job ended {ended}, not by a timeout"
-        return Limit.not_found("engine watchdog", why)
-    value = safe_turn_timeout(took)
-    fields: dict[str, Any] = {"turn_timeout_sec": value}
-    settle = ""
-    if value >= options.settle_timeout_sec:  # a hung engine's case must be able to wait past it
-        fields["settle_timeout_sec"] = value + SETTLE_ROOM_SEC
-        settle = f" and settle_timeout_sec: {value + SETTLE_ROOM_SEC}"
-    return Limit(
-        f"engine watchdog: a hung engine's job failed {code} after {took:.1f} s: written as"
-        f" turn_timeout_sec: {value}{settle}",
-        fields,
-    )
+        return Limit.not_found(label, why)
+    return Watched(code, took)
 
 
 def safe_turn_timeout(observed_sec: float) -> int:

@@ -59,6 +59,15 @@ class Behaviour:
     # This many replies lead to another wait under the same pending id 1, as a server numbering its
     # waits by the engine's hint does when the engine repeats the hint's id (Skill-Runner 4cb89ba).
     waits_again: int = 0
+    # The runtime options it accepts (POLICIES; any other is 400 "Unknown runtime_options: ...") and,
+    # from "auto-reply" on, the events of Skill-Runner v0.4.0+: the run's end folded into
+    # conversation.state.changed's terminal, interaction.reply.accepted, each event with its seq.
+    dialect: str = "require-user-reply"
+    # Engines whose jobs need a provider_id (Skill-Runner v0.7: 400 "provider_id is required ...").
+    provider_required: frozenset[str] = frozenset()
+    # A job given hard_timeout_seconds shows running once, then failed with this code, as a hung
+    # engine ended by its per-job watchdog (None: the option is accepted and does nothing).
+    hard_timeout_code: str | None = None
 
 
 # A runtime patch in words that are not turngate's: each module recognisable only by what it says.
@@ -72,6 +81,38 @@ PATCH_WORDS: dict[str, str] = {
 }
 
 
+# The runtime options a dialect's server accepts: Skill-Runner's options_policy.json at 7d8914d
+# (server/assets/configs/), 8a0ec29 (v0.4.0) and ff4e1a0 (v0.4.3; server/config/policy/).
+POLICIES: dict[str, frozenset[str]] = {
+    "require-user-reply": frozenset(
+        {
+            "verbose",
+            "no_cache",
+            "debug",
+            "debug_keep_temp",
+            "execution_mode",
+            "interactive_require_user_reply",
+            "session_timeout_sec",
+            "interactive_wait_timeout_sec",
+            "hard_wait_timeout_sec",
+            "wait_timeout_sec",
+        }
+    ),
+    "auto-reply": frozenset(
+        {"no_cache", "debug", "execution_mode", "interactive_auto_reply", "interactive_reply_timeout_sec"}
+    ),
+    "auto-reply-hard-timeout": frozenset(
+        {
+            "no_cache",
+            "execution_mode",
+            "interactive_auto_reply",
+            "interactive_reply_timeout_sec",
+            "hard_timeout_seconds",
+        }
+    ),
+}
+
+
 @dataclass
 class Job:
     mode: str
@@ -79,6 +120,8 @@ class Job:
     events: list[dict[str, Any]] = field(default_factory=list)
     data: dict[str, Any] | None = None
     replies: int = 0
+    runtime_options: dict[str, Any] = field(default_factory=dict)
+    reads: int = 0
 
 
 class Miniature:
@@ -167,11 +210,22 @@ class Miniature:
         if self.refused_jobs < self.behaviour.full_for_first_jobs:
             self.refused_jobs += 1
             return JSONResponse({"detail": "Job queue is full"}, status_code=429)
+        unknown = sorted(set(body["runtime_options"]) - POLICIES[self.behaviour.dialect])
+        if unknown:  # as Skill-Runner's options policy: a ValueError the jobs router answers with 400
+            return JSONResponse({"detail": f"Unknown runtime_options: {', '.join(unknown)}"}, status_code=400)
+        if body["engine"] in self.behaviour.provider_required and not body.get("provider_id"):
+            detail = f"provider_id is required for multi-provider engine '{body['engine']}'"
+            return JSONResponse({"detail": detail}, status_code=400)
         mode = body["runtime_options"]["execution_mode"]
         if self.behaviour.engine_bin is not None:
             await asyncio.to_thread(self._run_engine, body["skill_id"], mode, json.dumps(body["input"]))
-        job = Job(mode, "succeeded" if mode == "auto" else "waiting_user")
-        job.events.append(_fcmp("conversation.started", {}, attempt=1))
+        job = Job(
+            mode, "succeeded" if mode == "auto" else "waiting_user", runtime_options=body["runtime_options"]
+        )
+        if self.later:
+            self._state(job, "queued", "running", "turn.started", attempt=1)
+        else:
+            job.events.append(_fcmp("conversation.started", {}, attempt=1))
         if mode == "auto":
             self._complete(job, attempt=1)
         else:
@@ -179,6 +233,8 @@ class Miniature:
             job.events.append(
                 _fcmp("user.input.required", {"interaction_id": number, "prompt": "Which style?"}, attempt=1)
             )
+            if self.later:
+                self._state(job, "running", "waiting_user", "turn.needs_input", attempt=1)
         name = uuid.uuid4().hex
         self.jobs[name] = job
         return JSONResponse({"request_id": name, "status": "queued"})
@@ -208,9 +264,22 @@ class Miniature:
         subprocess.run([*command, "--json", "--full-auto", prompt], cwd=run, capture_output=True, timeout=60)
         shutil.rmtree(run, ignore_errors=True)
 
+    @property
+    def later(self) -> bool:
+        """Speaks as Skill-Runner v0.4.0 and later (its events included), not as the seed's job API."""
+        return self.behaviour.dialect != "require-user-reply"
+
+    def _state(self, job: Job, source: str, target: str, trigger: str, *, attempt: int, **more: Any) -> None:
+        data = {"from": source, "to": target, "trigger": trigger, "updated_at": "2026-03-12T00:00:00Z"}
+        job.events.append(_fcmp("conversation.state.changed", {**data, **more}, attempt=attempt))
+
     def _complete(self, job: Job, *, attempt: int) -> None:
         job.status, job.data = "succeeded", {"greeting": "Hi"}
         job.events.append(_fcmp("assistant.message.final", {"text": '{"greeting": "Hi"}'}, attempt=attempt))
+        if self.later:  # 3d9e93a: the end is the state change's terminal, no conversation.completed
+            terminal = {"status": "succeeded", "reason_code": "DONE_MARKER_FOUND"}
+            self._state(job, "running", "succeeded", "turn.succeeded", attempt=attempt, terminal=terminal)
+            return
         job.events.append(
             _fcmp("conversation.completed", {"reason_code": "DONE_MARKER_FOUND"}, attempt=attempt)
         )
@@ -219,6 +288,13 @@ class Miniature:
         job = self.jobs.get(request.path_params["job"])
         if job is None:
             return JSONResponse({"detail": "Request not found"}, status_code=404)
+        job.reads += 1
+        if self.behaviour.hard_timeout_code and "hard_timeout_seconds" in job.runtime_options:
+            if job.reads == 1:
+                return JSONResponse({"status": "running", "warnings": [], "error": None})
+            error = {"code": self.behaviour.hard_timeout_code, "message": "engine hard timeout"}
+            job.status = "failed"
+            return JSONResponse({"status": "failed", "warnings": [], "error": error})
         waiting = job.status == "waiting_user"
         return JSONResponse(
             {
@@ -249,6 +325,15 @@ class Miniature:
         if job.status != "waiting_user" or body.get("interaction_id") != 1:
             return JSONResponse({"detail": "stale interaction"}, status_code=409)
         job.replies += 1
+        if self.later:
+            accepted = {
+                "interaction_id": 1,
+                "resolution_mode": "user_reply",
+                "response_preview": body["response"],
+            }
+            job.events.append(_fcmp("interaction.reply.accepted", accepted, attempt=job.replies))
+            self._state(job, "waiting_user", "queued", "interaction.reply.accepted", attempt=job.replies)
+            self._state(job, "queued", "running", "turn.started", attempt=job.replies + 1)
         if job.replies <= self.behaviour.waits_again:
             prompt = {"interaction_id": 1, "prompt": "Which style?"}
             job.events.append(_fcmp("user.input.required", prompt, attempt=job.replies + 1))
@@ -290,14 +375,14 @@ class Miniature:
                 for index, _ in enumerate(job.events)
             ]
             return JSONResponse({"count": len(rasp), "events": rasp})
-        return JSONResponse({"count": len(job.events), "events": job.events})
+        return JSONResponse({"count": len(job.events), "events": _numbered(job.events)})
 
     async def stream(self, request: Request) -> Response:
         job = self.jobs[request.path_params["job"]]
 
         def frames() -> Iterator[str]:
             yield f"event: snapshot\ndata: {json.dumps({'status': job.status})}\n\n"
-            for event in job.events:
+            for event in _numbered(job.events):
                 yield f"event: chat_event\ndata: {json.dumps(event)}\n\n"
             yield 'event: end\ndata: {"reason": "terminal"}\n\n'
 
@@ -322,6 +407,11 @@ class _Auth:
 
 def _fcmp(kind: str, data: dict[str, Any], *, attempt: int) -> dict[str, Any]:
     return {"protocol_version": "fcmp/1.0", "type": kind, "data": data, "meta": {"attempt": attempt}}
+
+
+def _numbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events with their ``seq``, 1 up, as a server numbers them when it publishes them."""
+    return [{**event, "seq": index} for index, event in enumerate(events, start=1)]
 
 
 def _higher(new: str, old: str) -> bool:

@@ -24,6 +24,7 @@ Against any server:
 from __future__ import annotations
 
 import contextlib
+import math
 import subprocess
 import time
 import uuid
@@ -34,7 +35,13 @@ from turngate.judge.connectors.audit_records import audit_items
 from turngate.judge.connectors.call_log import log_mark
 from turngate.judge.connectors.callpatch import modules_unnamed, patch_in_call_log
 from turngate.judge.connectors.http_clock import RealClock
-from turngate.judge.connectors.http_events import EventReader, attempts_from_events, history_from_events
+from turngate.judge.connectors.http_events import (
+    EventReader,
+    attempts_from_events,
+    envelope,
+    history_from_events,
+    terminal_reason,
+)
 from turngate.judge.connectors.http_install import follow_install, submit_package
 from turngate.judge.connectors.http_jobs import STATES, TERMINAL, job_request
 from turngate.judge.connectors.http_options import HttpOptions
@@ -110,15 +117,15 @@ class HttpConnector:
                 timeout_sec=self.options.settle_timeout_sec,
             )
         runtime = setup.runtime
-        options: dict[str, Any] = {"execution_mode": runtime["mode"], "no_cache": True}
-        if "require_user_reply" in runtime:
-            options["interactive_require_user_reply"] = runtime["require_user_reply"]
-        if "session_timeout_sec" in runtime:
-            options["session_timeout_sec"] = runtime["session_timeout_sec"]
         looks_at_slots = setup.observes_slots and self.options.slots is not None
+        # The scenario's timeout, in real seconds the case can wait for (None: its clock is not real).
         real_timeout = self._clock.begin(setup, extra_sec=LOOKING_SEC if looks_at_slots else 0)
-        if real_timeout is not None:  # the scenario's timeout, in real seconds the case can wait for
-            options["session_timeout_sec"] = real_timeout
+        hard_timeout = None
+        if self.options.turn_timeout_per_job and "turn_timeout_sec" in runtime:
+            hard_timeout = max(1, math.ceil(float(runtime["turn_timeout_sec"])))  # whole seconds, > 0
+        options = self.options.dialect.runtime_options(
+            runtime, reply_timeout=real_timeout, hard_timeout=hard_timeout
+        )
         if self.options.turngate_hooks:  # turngate serve's own options; another server would refuse them
             if runtime.get("profile"):
                 options["turngate_profile"] = runtime["profile"]
@@ -266,6 +273,8 @@ class HttpConnector:
         state = status.get("status")
         if state in TERMINAL or (self._slots_filled and state == "queued"):  # waits for a slot held
             return True
+        if state == "waiting_auth":  # waits for credentials no case gives: it will not move on
+            return True
         if state != "waiting_user":
             self._replied_to = None  # the job left the wait the reply answered: any wait now is new
             return False
@@ -300,12 +309,7 @@ class HttpConnector:
         if self.options.turngate_hooks:
             internals = self.transport.call_ok("GET", f"/v1/_turngate/jobs/{self.job}/internals")
         decisions = list(internals.get("decisions", ()))
-        completed = [event for event in events or () if event.get("type") == "conversation.completed"]
-        reason_code = (
-            decisions[-1].get("reason_code")
-            if decisions
-            else ((completed[-1].get("data") or {}).get("reason_code") if completed else None)
-        )
+        reason_code = decisions[-1].get("reason_code") if decisions else terminal_reason(events or ())
         attempts = status.get("attempt_count")
         if not is_int(attempts):
             attempts = attempts_from_events(events)
@@ -344,6 +348,8 @@ class HttpConnector:
             extra["pending_unknown"] = True
         if self.events.source == "stream":
             extra["events_source"] = "stream"  # the history endpoint held something else
+        if events is not None:  # each event's place: what the ordering rules of an edition's contract read
+            extra["event_envelopes"] = [envelope(event) for event in events]
         if anomalies := self.transport.take_anomalies():
             extra["anomalies"] = anomalies
         if "audit" in internals:  # turngate serve --test-hooks shows its audit next to the gate

@@ -28,6 +28,10 @@ FCMP_TYPES: Final = frozenset(
         "conversation.completed",
         "conversation.failed",
         "diagnostic.warning",
+        # Skill-Runner from 46dbf1d (v0.4.0) on
+        "conversation.state.changed",
+        "interaction.reply.accepted",
+        "interaction.auto_decide.timeout",
     }
 )
 # The events that answer an ask: a person's reply, and an automatic decision (strict=false, the wait
@@ -156,6 +160,34 @@ def in_seq_order(events: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     if all(is_int(event.get("seq")) for event in events):
         return sorted(events, key=lambda event: int(event["seq"]))
     return events
+
+
+def terminal_reason(events: Sequence[Mapping[str, Any]]) -> str | None:
+    """The reason code of the run's end as its events say it: ``conversation.completed``'s, or, where
+    a server folds the end into the state change (Skill-Runner from 3d9e93a, in v0.4.0),
+    ``conversation.state.changed``'s ``terminal``. The latest that names one; None when none does."""
+    for event in reversed(events):
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        match event.get("type"):
+            case "conversation.completed":
+                reason = data.get("reason_code")
+            case "conversation.state.changed" if isinstance(data.get("terminal"), Mapping):
+                reason = data["terminal"].get("reason_code")
+            case _:
+                continue
+        if isinstance(reason, str):
+            return reason
+    return None
+
+
+def envelope(event: Mapping[str, Any]) -> dict[str, int | None]:
+    """Where an event stands in its run: its ``seq`` and its ``meta.attempt`` (None: not shown)."""
+    meta = event.get("meta")
+    attempt = meta.get("attempt") if isinstance(meta, Mapping) else None
+    seq = event.get("seq")
+    return {"seq": int(seq) if is_int(seq) else None, "attempt": int(attempt) if is_int(attempt) else None}
 
 
 def attempts_from_events(events: Sequence[Mapping[str, Any]] | None) -> int | None:

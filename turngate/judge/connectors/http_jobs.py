@@ -12,7 +12,10 @@ from turngate.judge.connectors.http_options import HttpOptions
 from turngate.protocol.connector import CaseSetup
 
 TERMINAL: Final = frozenset({"succeeded", "failed", "canceled"})
-STATES: Final = TERMINAL | {"queued", "running", "waiting_user"}
+# waiting_auth: a run waiting for the engine's credentials (Skill-Runner from 3d9e93a, in v0.4.0);
+# like waiting_user it moves on only when someone acts.
+WAITING: Final = frozenset({"waiting_user", "waiting_auth"})
+STATES: Final = TERMINAL | WAITING | {"queued", "running"}
 
 
 def job_request(
@@ -29,4 +32,6 @@ def job_request(
     }
     if setup.engine in options.models:
         request["model"] = options.models[setup.engine]
+    if setup.engine in options.providers:
+        request["provider_id"] = options.providers[setup.engine]
     return request

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from turngate.base.optionsfile import check_types
 from turngate.judge.connectors.audit_records import AuditSource, EvidenceProblem
+from turngate.judge.connectors.http_dialect import DEFAULT_DIALECT, DIALECTS, Dialect
 from turngate.protocol.connector import CAPABILITIES
 
 KNOWN_CAPABILITIES: Final = CAPABILITIES | {"http"}
@@ -55,6 +56,9 @@ _OPTION_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "skill_gemini_settings": bool,
     "turn_timeout_sec": (int, float),
     "audit_source": dict,
+    "dialect": str,
+    "providers": dict,
+    "turn_timeout_per_job": bool,
 }
 EVENTS_SOURCES: Final = ("auto", "history", "stream", "none")
 AUTH_SCHEMES: Final = ("bearer", "basic")
@@ -108,6 +112,14 @@ class HttpOptions:
     patch_modules: Mapping[str, str] = field(default_factory=dict)
     # Where the server shows each attempt's audit record (connectors/audit_records.py); None: nowhere known.
     audit_source: AuditSource | None = None
+    # The server's generation of the job API: its runtime options' names (http_dialect.py).
+    dialect: Dialect = DIALECTS[DEFAULT_DIALECT]
+    # engine -> the provider_id its jobs name (a server that runs one engine against several
+    # providers refuses a job without one: Skill-Runner v0.7 for opencode, claude, qwen, kilo).
+    providers: Mapping[str, str] = field(default_factory=dict)
+    # The dialect's per-job engine watchdog works (the probe saw a hung engine ended by it): each
+    # hung-engine case sets its own, as turngate's hooks do.
+    turn_timeout_per_job: bool = False
 
 
 def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
@@ -135,7 +147,7 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             capabilities |= {"sticky"}
         if raw.get("skill_gemini_settings"):
             capabilities |= {"gemini_output_format"}
-        if raw.get("turn_timeout_sec"):
+        if raw.get("turn_timeout_sec") or raw.get("turn_timeout_per_job"):
             capabilities |= {"watchdog"}
         if raw.get("restart_command"):
             capabilities |= {"restart"}
@@ -166,6 +178,14 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
             f"{where}: turn_timeout_sec: {turn_timeout!r}: must be more than 0 and less than"
             f" settle_timeout_sec ({settle:g}), or a hung engine's case cannot wait for the watchdog"
         )
+    dialect = str(raw.get("dialect", DEFAULT_DIALECT))
+    if dialect not in DIALECTS:
+        raise TargetProblem(f"{where}: dialect: {dialect!r}: one of {', '.join(DIALECTS)}")
+    if raw.get("turn_timeout_per_job") and DIALECTS[dialect].hard_timeout_option is None:
+        raise TargetProblem(
+            f"{where}: turn_timeout_per_job: true: dialect {dialect} has no per-job engine watchdog"
+            f" (one of {', '.join(name for name, known in DIALECTS.items() if known.hard_timeout_option)})"
+        )
     retries = int(raw.get("retries", 5))
     if retries < 0:
         raise TargetProblem(f"{where}: retries: {retries!r}: must be >= 0")
@@ -195,6 +215,9 @@ def http_options(raw: Mapping[str, Any], source: Path | None) -> HttpOptions:
         turn_timeout_sec=turn_timeout,
         patch_modules={str(phrase): str(name) for phrase, name in dict(raw.get("patch_modules", {})).items()},
         audit_source=_audit_source(where, raw),
+        dialect=DIALECTS[dialect],
+        providers={str(engine): str(name) for engine, name in dict(raw.get("providers", {})).items()},
+        turn_timeout_per_job=bool(raw.get("turn_timeout_per_job", False)),
     )
 
 
