@@ -98,8 +98,17 @@ def test_probing_a_server_that_is_down_is_one_line_and_exit_2(tmp_path: Path) ->
     assert "nothing answers" in err
 
 
-def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it(tmp_path: Path) -> None:
-    with serve(Behaviour(audit="agrees")) as (url, _mini):
+@pytest.mark.parametrize(
+    ("layout", "path"),
+    [
+        ("flat", "/v1/management/runs/{job}/file?path=.audit/meta.{attempt}.json"),
+        ("namespaced", "/v1/management/runs/{job}/file?path=.audit/{skill}.1/meta.{attempt}.json"),
+    ],
+)
+def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it(
+    tmp_path: Path, layout: str, path: str
+) -> None:
+    with serve(Behaviour(audit="agrees", audit_layout=layout)) as (url, _mini):
         found = probe_server(
             url,
             scripts=tmp_path / "scripts",
@@ -108,10 +117,7 @@ def test_the_probe_finds_a_per_attempt_audit_record_where_skill_runner_serves_it
             models={},
             timeout_probe=False,
         )
-    assert (
-        found.target["audit_source"]["path"]
-        == "/v1/management/runs/{job}/file?path=.audit/meta.{attempt}.json"
-    )
+    assert found.target["audit_source"]["path"] == path
     assert http_options(found.target, None).audit_source is not None
     with serve(Behaviour()) as (url, _mini):
         found = probe_server(

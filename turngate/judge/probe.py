@@ -478,7 +478,8 @@ def _audit_source(
         connector.settle()
         for candidate in AUDIT_CANDIDATES:
             source = AuditSource.parse(candidate, "audit source")
-            status, answer = connector.transport.call("GET", source.path.format(job=connector.job, attempt=1))
+            path = source.url(job=connector.job, attempt=1, skill=skill.name)
+            status, answer = connector.transport.call("GET", path)
             if status == 200 and source.marker_in(answer) is not None:
                 return source
         return None

@@ -56,6 +56,9 @@ class Behaviour:
     # Skill-Runner serves it: "agrees" with the run's course, "drifts" (finds a marker in a turn the
     # run waited after), or None (no such endpoint).
     audit: str | None = None
+    # Where: "flat" .audit/meta.N.json (7d8914d to v0.6.0), "namespaced" .audit/<skill>.1/meta.N.json
+    # (v0.7.9).
+    audit_layout: str = "flat"
     # This many replies lead to another wait under the same pending id 1, as a server numbering its
     # waits by the engine's hint does when the engine repeats the hint's id (Skill-Runner 4cb89ba).
     waits_again: int = 0
@@ -122,6 +125,7 @@ class Job:
     replies: int = 0
     runtime_options: dict[str, Any] = field(default_factory=dict)
     reads: int = 0
+    skill: str = ""
 
 
 class Miniature:
@@ -220,7 +224,10 @@ class Miniature:
         if self.behaviour.engine_bin is not None:
             await asyncio.to_thread(self._run_engine, body["skill_id"], mode, json.dumps(body["input"]))
         job = Job(
-            mode, "succeeded" if mode == "auto" else "waiting_user", runtime_options=body["runtime_options"]
+            mode,
+            "succeeded" if mode == "auto" else "waiting_user",
+            runtime_options=body["runtime_options"],
+            skill=body["skill_id"],
         )
         if self.later:
             self._state(job, "queued", "running", "turn.started", attempt=1)
@@ -355,13 +362,18 @@ class Miniature:
         if (
             self.behaviour.audit is None
             or job is None
-            or path not in [f".audit/meta.{n}.json" for n in numbers]
+            or path not in [self._audit_file(job, n) for n in numbers]
         ):
             return JSONResponse({"detail": "File not found"}, status_code=404)
         attempt = int(path.split(".")[-2])
         found = attempt == 2 or self.behaviour.audit == "drifts"
         record = {"attempt": {"number": attempt}, "completion": {"done_marker_found": found}}
         return JSONResponse({"path": path, "preview": {"mode": "text", "content": json.dumps(record)}})
+
+    def _audit_file(self, job: Job, attempt: str) -> str:
+        if self.behaviour.audit_layout == "namespaced":
+            return f".audit/{job.skill}.1/meta.{attempt}.json"
+        return f".audit/meta.{attempt}.json"
 
     async def result(self, request: Request) -> Response:
         job = self.jobs[request.path_params["job"]]

@@ -38,7 +38,16 @@ AUDIT_CANDIDATES: Final[tuple[Mapping[str, str], ...]] = (
         "content": "preview.content",
         "marker_found": "completion.done_marker_found",
     },
+    # Skill-Runner v0.7.9: a run's audit under its workspace namespace, "<skill id>.<n>", n = 1 for a
+    # run's own workspace (server/runtime/workspace_layout.py default_namespace_for_run at c79d774)
+    {
+        "path": "/v1/management/runs/{job}/file?path=.audit/{skill}.1/meta.{attempt}.json",
+        "content": "preview.content",
+        "marker_found": "completion.done_marker_found",
+    },
 )
+# What a path may name: the job, the attempt (both required) and the case's skill id.
+_PLACES: Final = ("{job}", "{attempt}", "{skill}")
 
 
 class EvidenceProblem(ValueError):
@@ -47,7 +56,7 @@ class EvidenceProblem(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class AuditSource:
-    path: str  # with {job} and {attempt}
+    path: str  # with {job} and {attempt}, and maybe {skill}
     marker_found: str  # dotted path in the record
     content: str | None = None  # dotted path to the record in the answer; None: the answer is it
 
@@ -60,6 +69,13 @@ class AuditSource:
             raise EvidenceProblem(
                 f"{where}: audit_source.path: {path!r}: a path with {{job}} and {{attempt}}"
             )
+        leftover = path
+        for place in _PLACES:
+            leftover = leftover.replace(place, "")
+        if "{" in leftover or "}" in leftover:
+            raise EvidenceProblem(
+                f"{where}: audit_source.path: {path!r}: it may name only {', '.join(_PLACES)}"
+            )
         if not isinstance(marker, str) or not marker:
             raise EvidenceProblem(f"{where}: audit_source.marker_found: {marker!r}: a dotted field path")
         if content is not None and not isinstance(content, str):
@@ -68,6 +84,10 @@ class AuditSource:
         if unknown:
             raise EvidenceProblem(f"{where}: audit_source.{unknown[0]}: unknown field")
         return cls(path, marker, content)
+
+    def url(self, *, job: str, attempt: int, skill: str) -> str:
+        """The path of one attempt's record of one job."""
+        return self.path.format(job=job, attempt=attempt, skill=skill)
 
     def to_json(self) -> dict[str, str]:
         shown = {"path": self.path, "content": self.content, "marker_found": self.marker_found}

@@ -434,6 +434,7 @@ class HttpConnector:
         """The audit record's done-marker classification of one attempt, from the target file's source."""
         source = self.options.audit_source
         assert source is not None
-        path = source.path.format(job=self.job, attempt=attempt)
+        assert self._setup is not None
+        path = source.url(job=self.job, attempt=attempt, skill=self._setup.skill_dir.name)
         status, answer = self.transport.call("GET", path)
         return source.marker_in(answer) if status == 200 else None
