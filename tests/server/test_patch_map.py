@@ -18,6 +18,7 @@ import yaml
 from tests.server.miniatures.app import PATCH_WORDS, Behaviour, serve
 from tests.turngate_cli import in_process as cli
 from turngate.engines.fake.install import install
+from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, learn
 from turngate.judge.probe import probe_server
 from turngate.judge.report import read_report
@@ -164,3 +165,62 @@ def test_the_words_of_the_miniature_are_not_the_spec_words_the_heading_rule_know
     for words in ("enforcement", "artifact", "output format", "schema", "auto", "interactive"):
         assert not any(words in heading for heading in headings), words
     assert json.dumps(PATCH_WORDS)  # plain text only
+
+
+PATCHES = Path(__file__).parent / "patches"
+PROBE_SKILL_MD = "---\nname: turngate-probe-patch\n---\n\n# Greet\n\nGreet the user.\n"
+
+
+def test_skill_runner_v0_6_0s_patch_is_learned_by_sections_its_per_mode_subsections_no_mode_module() -> None:
+    # The SKILL.md each of two probe jobs' codex read at Skill-Runner v0.6.0 (abe8626), as they were:
+    # the run folder's id differs between them, and the output contract words its fields per mode in
+    # "####" subsections that restate the done marker.
+    auto, interactive = (
+        split_patched(
+            PROBE_SKILL_MD, (PATCHES / f"skill-runner-v0.6.0.{mode}.md").read_text(encoding="utf-8")
+        )[1]
+        for mode in ("auto", "interactive")
+    )
+    learned = learn(auto, interactive)
+    assert learned.problem is None
+    assert learned.modules == {
+        "# ⚠ Runtime Enforcement (Injected by Skill Runner — HIGHEST PRIORITY)": "runtime-enforcement",
+        "## Runtime Output Overrides": "artifact-redirection",
+        "## Output Format Contract": "output-format-contract",
+        "### Output Contract Details": "output-schema",
+        "## Execution Mode: AUTO (Non-Interactive)": "auto-mode",
+        "## Execution Mode: INTERACTIVE": "interactive-mode",
+    }
+    assert (
+        "patch part '#### Final Branch Contract': a subsection, left with the module it is in" in learned.said
+    )
+
+
+def test_a_line_naming_the_run_folder_is_not_mode_text() -> None:
+    folder = "/data/runs/{}/artifacts/"
+    common = (
+        "## Enforcement\nEmit __SKILL_DONE__.\n\n## Files\nWrite {artifact} under {folder}\n\n"
+        "## Format\nJSON only.\n"
+    )
+    one = common.format(artifact=PROBE_ARTIFACT, folder=folder.format("98d96177-b5fe-4ea2-820f-570ddf2fdd40"))
+    two = common.format(artifact=PROBE_ARTIFACT, folder=folder.format("d6e0d41c-f320-4b4a-8c10-977b2d7f3dc6"))
+    learned = learn(one + "## Auto\nNever ask.\n", two + "## Chat\nAsk.\n")
+    assert learned.problem is None
+    assert learned.modules["## Files"] == "artifact-redirection"
+    assert learned.modules["## Auto"] == "auto-mode"
+
+
+def test_a_subsection_restating_another_module_stays_with_its_module_but_two_peers_still_conflict() -> None:
+    common = (
+        "# Enforcement\nEmit __SKILL_DONE__ at the end.\n\n## Format\nOne JSON object.\n\n"
+        "### Final branch\nSet __SKILL_DONE__ to true.\n"
+    )
+    learned = learn(*_modes(common, "## Auto\nNever ask.\n", "## Chat\nAsk.\n"))
+    assert learned.problem is None
+    assert learned.modules["# Enforcement"] == "runtime-enforcement"
+    assert "### Final branch" not in learned.modules
+    # the same two parts as peers: which one is the module is a guess, so no map
+    peers = (
+        "## Enforcement\nEmit __SKILL_DONE__ at the end.\n\n## Final branch\nSet __SKILL_DONE__ to true.\n"
+    )
+    assert learn(*_modes(peers, "## Auto\nNever ask.\n", "## Chat\nAsk.\n")).problem is not None

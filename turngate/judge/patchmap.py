@@ -8,7 +8,8 @@ skill that declares an artifact and an output schema with names no server would 
 mode, and recognises each part by evidence, strongest first:
 
 1. a part that differs between the auto and the interactive patch is the mode module of its mode
-   (003 "mode 注入互斥": each patch holds exactly one);
+   (003 "mode 注入互斥": each patch holds exactly one); where several do, the one under the shallowest
+   heading (Skill-Runner v0.6.0 also words its output contract's fields per mode, in subsections);
 2. a part that names the probe's artifact file is the artifact redirection;
 3. a part that carries the probe schema's property is the output schema specification;
 4. a heading in the spec's own words names its module (``runtime enforcement``, ``output format``);
@@ -16,9 +17,15 @@ mode, and recognises each part by evidence, strongest first:
    completion contract), the part that demands JSON output is the output format contract.
 
 Parts open at each Markdown heading and wherever the text turns from common to mode-specific. A part
-nothing recognises is reported and left unnamed (it stays with the module before it). Two parts
+its own text does not recognise is recognised by its section (its text and its subsections'); one
+nothing recognises is reported and left unnamed (it stays with the module before it). A subsection
+of a recognised module that claims a module already claimed stays with its module (v0.6.0's
+"#### Final Branch Contract" restates the done marker under the output contract). Two parts otherwise
 claiming one module, or a part whose opening line is the probe's own words, make the map unlearnable:
 no map is written, and the order checks stay ``unverified`` rather than judged on a guess.
+
+Run folders differ between the two jobs: ids in them (UUIDs) are compared as one word, so a line that
+names the run folder is not mode-specific.
 """
 
 from __future__ import annotations
@@ -43,7 +50,11 @@ PROBE_ARTIFACT: Final = "turngate-probe-artifact.txt"
 PROBE_PROPERTY: Final = "turngate_probe_word"
 DONE_MARKER: Final = "__SKILL_DONE__"
 
-_HEADING: Final = re.compile(r"^#{1,6}\s+\S")
+_HEADING: Final = re.compile(r"^(#{1,6})\s+\S")
+# A part that opens at no heading sits deeper than any heading.
+_NO_HEADING_LEVEL: Final = 7
+# A run's id in the paths a patch names (a run folder): the same word in both modes' patches.
+_RUN_ID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # The spec's module names as a heading may say them (rule 4); mode modules are found by difference.
 _HEADING_WORDS: Final = (
     (re.compile(r"runtime\s+enforcement", re.IGNORECASE), RUNTIME_ENFORCEMENT),
@@ -73,6 +84,12 @@ class Part:
     def heading(self) -> str | None:
         first = self.opening
         return first if _HEADING.match(first) else None
+
+    @property
+    def level(self) -> int:
+        """Its heading's level (``#`` is 1); a part without a heading sits below every heading."""
+        opened = _HEADING.match(self.opening)
+        return len(opened.group(1)) if opened else _NO_HEADING_LEVEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +133,11 @@ def _has_words(lines: Sequence[str]) -> bool:
 
 def _specific_lines(mine: Sequence[str], other: Sequence[str]) -> set[int]:
     """Indexes of ``mine``'s lines that the other mode's patch does not share (blank lines never)."""
-    matcher = difflib.SequenceMatcher(a=list(mine), b=list(other), autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[_RUN_ID.sub("<id>", line) for line in mine],
+        b=[_RUN_ID.sub("<id>", line) for line in other],
+        autojunk=False,
+    )
     shared = {
         index for block in matcher.get_matching_blocks() for index in range(block.a, block.a + block.size)
     }
@@ -148,14 +169,25 @@ def learn(auto_added: str, interactive_added: str) -> Learned:
         (INTERACTIVE_MODE, interactive_parts, interactive_added),
     ):
         specific = [part for part in mode_parts if part.mode_specific]
-        if specific:  # the first part only this mode's patch has opens its mode module
-            claim(mode, specific[0], f"only the {mode.split('-')[0]} patch has it", whole)
-    for part in (part for part in auto_parts if not part.mode_specific):
-        module, why = _recognise(part)
+        if specific:  # the part only this mode's patch has, under the shallowest heading, opens its module
+            top = min(part.level for part in specific)
+            first = next(part for part in specific if part.level == top)
+            claim(mode, first, f"only the {mode.split('-')[0]} patch has it", whole)
+    claimed_sections: list[int] = []  # levels of the open sections that are claimed modules
+    for index, part in enumerate(auto_parts):
+        claimed_sections = [level for level in claimed_sections if level < part.level]
+        if part.mode_specific:
+            continue
+        module, why = _recognise(part, _section(auto_parts, index))
         if module is None:
             said.append(f"patch part {part.opening!r}: not a module turngate recognises (left unnamed)")
             continue
+        if module in named and claimed_sections:  # a subsection restating its module's neighbour
+            said.append(f"patch part {part.opening!r}: a subsection, left with the module it is in")
+            continue
         claim(module, part, why, auto_added)
+        if module in named and named[module][0] == _phrase(part, auto_added):
+            claimed_sections.append(part.level)
     if problems:
         return Learned({}, (*said, *problems), problems[0])
     ordered = sorted(named.items(), key=lambda item: _position(item[1][0], auto_added, interactive_added))
@@ -167,9 +199,23 @@ def learn(auto_added: str, interactive_added: str) -> Learned:
     return Learned({phrase: module for module, (phrase, _why) in ordered}, tuple(said))
 
 
-def _recognise(part: Part) -> tuple[str | None, str]:
-    """Rules 2 to 5 for a part both modes' patches share."""
-    text = part.text
+def _section(found: Sequence[Part], index: int) -> str:
+    """A part's text with its subsections': the parts after it under deeper headings."""
+    level = found[index].level
+    end = next((at for at in range(index + 1, len(found)) if found[at].level <= level), len(found))
+    return "\n".join(part.text for part in found[index:end])
+
+
+def _recognise(part: Part, section: str) -> tuple[str | None, str]:
+    """Rules 2 to 5 for a part both modes' patches share: by its own text, else by its section's."""
+    module, why = _recognised(part, part.text)
+    if module is None and section != part.text:
+        module, why = _recognised(part, section)
+        why = f"its section: {why}" if module else why
+    return module, why
+
+
+def _recognised(part: Part, text: str) -> tuple[str | None, str]:
     if PROBE_ARTIFACT in text:
         return ARTIFACT_REDIRECTION, "it names the skill's artifact"
     if PROBE_PROPERTY in text:
