@@ -102,9 +102,10 @@ class CallLog:
     def note(self, **fields: Any) -> None:
         self.record.update(fields)
 
-    def note_skills(self) -> None:
-        """The skills in the working directory (see :func:`skill_files`), for runs, not probes."""
-        self.record["skills"] = skill_files(self.record["cwd"])
+    def note_skills(self, root: str) -> None:
+        """The skills under ``root``, the directory the turn runs in (see :func:`skill_files`), for
+        runs, not probes: ``cwd``, or where the command line moved the engine (``workdir``)."""
+        self.record["skills"] = skill_files(root)
 
     def add_stdin(self, text: str) -> None:
         if self.record["stdin"] is None:

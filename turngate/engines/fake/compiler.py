@@ -152,6 +152,9 @@ def _problem_from(error: jsonschema.ValidationError, file: str, document: Any) -
         case "required":
             missing = error.message.split("'")[1] if "'" in error.message else "?"
             return ScriptProblem(SCRIPT_INVALID, file, field_path([*path, missing]), None, error.message)
+        case "not" if schema_node.get("description"):
+            # A field forbidden where it stands (a repair answer's own `repair`): the schema says why.
+            return ScriptProblem(SCRIPT_INVALID, file, field_path(path), instance, schema_node["description"])
         case "minProperties" | "maxProperties" if schema_node.get("propertyNames"):
             return ScriptProblem(
                 SCRIPT_INVALID,
@@ -180,19 +183,45 @@ def normalise(document: dict[str, Any], file: str) -> dict[str, Any]:
         "variants": {
             engine: {**defaults, **variants.get(engine, {})} for engine, defaults in VARIANT_DEFAULTS.items()
         },
-        "turns": [_normalise_turn(turn) for turn in document["turns"]],
+        "turns": [
+            _normalise_turn(turn, file, f"turns[{index}]") for index, turn in enumerate(document["turns"])
+        ],
     }
 
 
-def _normalise_turn(turn: dict[str, Any]) -> dict[str, Any]:
+def _normalise_turn(turn: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     end = turn.get("end", "completed")
+    steps = turn["steps"]
     return {
-        "steps": [_normalise_step(step) for step in turn["steps"]],
+        "steps": [_normalise_step(step, file, f"{where}.steps[{index}]") for index, step in enumerate(steps)],
         "start": turn.get("start", "engine"),
         "end": end,
         "exit_code": turn.get("exit_code", 1 if end == "failed" else 0),
         "linger": _normalise_linger(turn.get("linger")),
+        # The answers to repair resumes of this turn, in order (empty: a repair resume is an error).
+        "repair": [
+            _normalise_turn(answer, file, f"{where}.repair[{index}]")
+            for index, answer in enumerate(turn.get("repair", ()))
+        ],
     }
+
+
+def _union_branch(done: bool, fields: dict[str, Any], file: str, where: str) -> str:
+    """A branch of Skill-Runner's JSON union contract (v0.6.0+) as a model prints it: the whole
+    reply is one JSON object, `__SKILL_DONE__` first (as the patch's examples put it), on one
+    line, non-ASCII as is."""
+    if "__SKILL_DONE__" in fields:
+        raise ScriptProblem(
+            SCRIPT_INVALID,
+            file,
+            f"{where}.__SKILL_DONE__",
+            fields["__SKILL_DONE__"],
+            "the step sets __SKILL_DONE__ itself (final: true, pending: false); write other values with say",
+        )
+    try:
+        return json.dumps({"__SKILL_DONE__": done, **fields}, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # a YAML date, NaN: nothing a model prints as JSON
+        raise ScriptProblem(SCRIPT_INVALID, file, where, fields, f"not JSON: {exc}") from None
 
 
 def _normalise_linger(linger: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -205,9 +234,13 @@ def _normalise_linger(linger: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _normalise_step(step: dict[str, Any]) -> dict[str, Any]:
+def _normalise_step(step: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     ((kind, value),) = step.items()
     match kind, value:
+        case "final", dict(fields):
+            return {"say": [_union_branch(True, fields, file, f"{where}.final")]}
+        case "pending", dict(fields):
+            return {"say": [_union_branch(False, fields, file, f"{where}.pending")]}
         case "say", str(text):
             return {"say": [text]}
         case "say", {"text": str(text)}:

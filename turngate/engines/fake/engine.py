@@ -19,6 +19,7 @@ from turngate.engines.fake.invocation import ENGINES, UsageError
 from turngate.engines.fake.plan import Crash, Hang, Stop, render_turn
 from turngate.engines.fake.player import play
 from turngate.engines.fake.problems import ScriptProblem
+from turngate.engines.fake.repair import is_repair_prompt
 from turngate.engines.fake.sessions import Sessions
 
 TYPE_CHECKING = False
@@ -67,15 +68,20 @@ def _names_in(path: str) -> set[str]:
         return set()
 
 
+def _absolute(path: str | None) -> str | None:
+    return os.path.abspath(path) if path else None
+
+
 class Settings:
     """Where the engine finds its scripts, state and call log (environment, or baked-in defaults)."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
-        self.scripts = environ.get("TURNGATE_SCRIPTS") or None
+        # Absolute now: `opencode run --dir` moves the process before it reads a script.
+        self.scripts = _absolute(environ.get("TURNGATE_SCRIPTS"))
         default_state = os.path.join(self.scripts, ".turngate-state") if self.scripts else None
-        self.state = environ.get("TURNGATE_STATE") or default_state
+        self.state = _absolute(environ.get("TURNGATE_STATE")) or default_state
         default_log = os.path.join(self.state, "calls.jsonl") if self.state else None
-        self.call_log = environ.get("TURNGATE_CALL_LOG") or default_log
+        self.call_log = _absolute(environ.get("TURNGATE_CALL_LOG")) or default_log
         self.case = environ.get("TURNGATE_CASE") or None
         self.non_resumable = {
             name.strip() for name in environ.get("TURNGATE_NON_RESUMABLE", "").split(",") if name.strip()
@@ -138,8 +144,10 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
         log.write("usage_error", usage.exit_code)
         return usage.exit_code
     log.note(action=invocation.action)
+    if invocation.directory is not None and not _enter(invocation.directory, engine, log):
+        return 1
     if invocation.action == "run":
-        log.note_skills()
+        log.note_skills(os.getcwd())
     for warning in invocation.warnings:
         _stderr(warning)
     if invocation.action != "run":
@@ -166,19 +174,33 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
     return _play_session(engine, invocation, prompt, settings, log)
 
 
+def _enter(directory: str, engine: str, log: CallLog) -> bool:
+    """Move into the directory the command line names (opencode `run --dir`), as the real CLI does
+    before it plays; the parser has refused one it cannot enter, so failing here is a race."""
+    try:
+        os.chdir(directory)
+    except OSError as error:
+        _stderr(f"turngate fake {engine}: cannot enter {directory}: {error.strerror}\n")
+        log.write("usage_error", 1)
+        return False
+    log.note(workdir=os.getcwd())
+    return True
+
+
 def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Settings, log: CallLog) -> int:
     assert settings.scripts is not None and settings.state is not None
     sessions = Sessions(settings.state, engine)
     resumed = invocation.resume_id is not None or invocation.resume_latest
+    repair_round = 0
     if resumed:
         session_id = invocation.resume_id or sessions.latest() or ""
-        found = sessions.advance(session_id)
+        found = _resume(sessions, session_id, prompt)
         if found is None:
             _stderr(_unknown_session_text(engine, session_id))
             log.note(session_id=session_id or None, resumed=True)
             log.write("engine_error", 1)
             return 1
-        case_id, turn_index = found
+        case_id, turn_index, repair_round = found
         log.note(case=case_id, case_source="session")
         log.started()
     else:
@@ -192,8 +214,14 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
     log.note(session_id=session_id, resumed=resumed)
     clock = Clock(settings.fixed_epoch_ms)
     while True:
-        turn = _turn(compiled, turn_index)
-        log.record["turns"].append(turn_index + 1)
+        if repair_round:
+            # A repair call plays an answer of the turn it repairs, not a turn: `action` and `repair`
+            # say so, and `turns` stays empty, so turn and call counts are the user's turns.
+            log.note(action="repair", repair={"turn": turn_index + 1, "round": repair_round})
+            turn = _repair_answer(compiled, turn_index, repair_round)
+        else:
+            turn = _turn(compiled, turn_index)
+            log.record["turns"].append(turn_index + 1)
         context = TurnContext(
             engine=engine,
             case_id=case_id,
@@ -206,6 +234,8 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             output_format=_output_format(engine, invocation),
             variant=compiled["variants"][engine],
             clock=clock,
+            repair_round=repair_round,
+            reasoning=invocation.reasoning,
         )
         if engine == "gemini":  # chosen by flag or settings.json: the log shows which the server chose
             log.note(output_format=context.output_format)
@@ -226,9 +256,18 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             return 0
         prompt = reply.decode("utf-8", "replace").rstrip("\r\n")
         log.add_stdin(prompt)
-        found = sessions.advance(session_id)
-        turn_index = found[1] if found is not None else turn_index + 1
+        advanced = sessions.advance(session_id)
+        turn_index = advanced[1] if advanced is not None else turn_index + 1
         resumed = True
+
+
+def _resume(sessions: Sessions, session_id: str, prompt: str) -> tuple[str, int, int] | None:
+    """(case, 0-based turn index, repair round) of a resume: Skill-Runner's output-repair prompt
+    gets an answer of the turn last played (round 1, 2, …), anything else the next turn (round 0)."""
+    if is_repair_prompt(prompt):
+        return sessions.repair(session_id)
+    found = sessions.advance(session_id)
+    return None if found is None else (found[0], found[1], 0)
 
 
 def _note_output(log: CallLog, operations: list[Any]) -> None:
@@ -255,6 +294,23 @@ def _turn(compiled: dict[str, Any], turn_index: int) -> dict[str, Any]:
         )
     turn: dict[str, Any] = turns[turn_index]
     return turn
+
+
+def _repair_answer(compiled: dict[str, Any], turn_index: int, repair_round: int) -> dict[str, Any]:
+    """The turn's answer to its `repair_round`-th repair resume; one the script does not have is
+    REPAIR_OUT_OF_RANGE, never the next turn (that is the user's)."""
+    answers = compiled["turns"][turn_index]["repair"] if turn_index < len(compiled["turns"]) else []
+    if repair_round > len(answers):
+        raise ScriptProblem(
+            problems.REPAIR_OUT_OF_RANGE,
+            compiled["file"],
+            f"turns[{turn_index}].repair",
+            repair_round,
+            f"turn {turn_index + 1} scripts {len(answers)} repair answer(s);"
+            f" repair resume {repair_round} of it was asked for",
+        )
+    answer: dict[str, Any] = answers[repair_round - 1]
+    return answer
 
 
 def _choose_case(prompt: str, settings: Settings) -> tuple[str, str]:

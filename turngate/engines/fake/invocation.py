@@ -36,7 +36,7 @@ class Invocation:
     # Auto-execution flags exactly as given, in order (e.g. "--full-auto", "--yolo",
     # "-y", "--approval-mode=yolo", "--dangerously-bypass-approvals-and-sandbox").
     auto_flags: tuple[str, ...] = ()
-    # iflow --thinking.
+    # iflow --thinking, opencode run --thinking.
     thinking: bool = False
     # codex --skip-git-repo-check (True for the engines that have no such check).
     skip_git_repo_check: bool = True
@@ -46,6 +46,12 @@ class Invocation:
     text: str = ""
     # Lines the CLI writes on stderr before the turn (codex 0.146.1: --full-auto is deprecated).
     warnings: tuple[str, ...] = ()
+    # opencode run --dir: the folder the engine moves into before the turn (relative to where it
+    # was started); None: it plays where it was started.
+    directory: str | None = None
+    # Whether reasoning is printed: "" as the engine's format always does (opencode --format json
+    # prints it), "shown" or "hidden" as the emulated build decides (opencode 1.2.1: --thinking).
+    reasoning: str = ""
 
 
 class UsageError(Exception):

@@ -1,4 +1,4 @@
-"""Sessions a fake engine has started, so a resume plays the case's next turn.
+"""Sessions a fake engine has started, so a resume plays the case's next turn (or a repair answer).
 
 State lives in files under the state folder, one per session, guarded by an
 advisory lock, because several engines of one orchestrator may start and
@@ -93,18 +93,36 @@ class Sessions:
 
     def advance(self, session_id: str) -> tuple[str, int] | None:
         """(case id, 0-based turn index to play) for a resume, or None if unknown."""
+        found = self._update(session_id, repair=False)
+        return None if found is None else (found[0], found[1])
+
+    def repair(self, session_id: str) -> tuple[str, int, int] | None:
+        """(case id, 0-based index of the turn last played, 1-based repair round) for a repair
+        resume (turngate.engines.fake.repair), or None if unknown. The turn counter stays: the
+        user's reply, when it comes, still plays the next turn."""
+        return self._update(session_id, repair=True)
+
+    def _update(self, session_id: str, *, repair: bool) -> tuple[str, int, int] | None:
+        # A session's file: its case, the turns played, and (third line, absent when none) the
+        # repair resumes of the last played turn, which the next ordinary resume resets.
         if not session_id or "/" in session_id or session_id.startswith("."):
             return None
         lock = self._locked()
         try:
             try:
                 with open(self._path(session_id), encoding="utf-8") as record:
-                    case_id, played = record.read().split("\n")[:2]
+                    lines = [*record.read().split("\n"), "", ""]
+                case_id, played, repairs = lines[0], int(lines[1]), int(lines[2] or "0")
             except (OSError, ValueError):
                 return None
-            self._write(self._path(session_id), f"{case_id}\n{int(played) + 1}\n")
+            if repair:
+                self._write(self._path(session_id), f"{case_id}\n{played}\n{repairs + 1}\n")
+                found = (case_id, played - 1, repairs + 1)
+            else:
+                self._write(self._path(session_id), f"{case_id}\n{played + 1}\n")
+                found = (case_id, played, 0)
             self._write(os.path.join(self.folder, "LATEST"), session_id)
-            return case_id, int(played)
+            return found
         finally:
             os.close(lock)
 

@@ -57,6 +57,17 @@ class TurnContext:
     output_format: str
     variant: dict[str, Any]
     clock: Clock
+    # The repair resume this turn answers (1, 2, …; turngate.engines.fake.repair), 0 for a turn.
+    repair_round: int = 0
+    # Invocation.reasoning: "" the format's own rule, "shown"/"hidden" as the emulated build decides.
+    reasoning: str = ""
+
+    @property
+    def id_seed(self) -> str:
+        """What a format derives this turn's ids from: the session and the turn, and the repair
+        round for a repair answer (a real engine's later message has new ids)."""
+        base = f"{self.session_id}:{self.turn_number}"
+        return f"{base}:repair{self.repair_round}" if self.repair_round else base
 
 
 def json_line(document: Any, fd: int = 1) -> tuple[int, bytes]:

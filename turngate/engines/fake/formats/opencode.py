@@ -30,7 +30,7 @@ class EventFormat:
 
     def _next_message_id(self) -> str:
         self.message_count += 1
-        seed = f"{self.context.session_id}:{self.context.turn_number}:message:{self.message_count}"
+        seed = f"{self.context.id_seed}:message:{self.message_count}"
         return f"msg_{fnv64(seed):016x}{self.message_count:04d}"
 
     def _part(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -73,7 +73,7 @@ class EventFormat:
 
     def _part_id(self) -> str:
         self.part_count += 1
-        seed = f"{self.context.session_id}:{self.context.turn_number}:{self.part_count}"
+        seed = f"{self.context.id_seed}:{self.part_count}"
         return f"prt_{fnv64(seed):016x}{self.part_count:04d}"
 
     def _event(self, kind: str, **fields: Any) -> tuple[int, bytes]:
@@ -99,6 +99,8 @@ class EventFormat:
                 part = self._part("text", text=text, time=self._time())
                 return [*self._new_step_after_tool(), self._event("text", part=part)]
             case {"think": text}:
+                if self.context.reasoning == "hidden":  # a build that prints it only with --thinking
+                    return []
                 part = self._part("reasoning", text=text, time=self._time())
                 return [*self._new_step_after_tool(), self._event("reasoning", part=part)]
             case {"tool": tool}:
@@ -157,6 +159,9 @@ class TextFormat:
         match step:
             case {"say": chunks}:
                 return [text_line("".join(chunks))]
+            case {"think": text} if self.context.reasoning == "shown" and text.strip():
+                # 1.2.1 with --thinking, stdout not a terminal: `Thinking: <text, trimmed>`.
+                return [text_line(f"Thinking: {text.strip()}")]
             case {"error": {"message": message}}:
                 return [text_line(f"Error: {message}", 2)]
         return []
