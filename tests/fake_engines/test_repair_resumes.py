@@ -176,9 +176,25 @@ def test_successive_repairs_play_the_list_in_order_then_refuse(bench: EngineBenc
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_turn_without_repair_answers_refuses_a_repair(bench: EngineBench, engine: str) -> None:
+def test_a_turn_without_repair_answers_answers_every_repair_with_itself(
+    bench: EngineBench, engine: str
+) -> None:
     bench.case("plain", turns=[{"steps": [{"say": "one"}]}, {"steps": [{"say": "two"}]}])
     bench.run(engine, first_turn_args(engine, "tg-case-plain"))
+    session = session_of(bench)
+    again = [bench.run(engine, resume_args(engine, session, REPAIR_V0_6_0)) for _ in range(4)]
+    assert [(p.returncode, replies(engine, p.stdout, p.stderr)) for p in again] == [(0, "one")] * 4
+    reply = bench.run(engine, resume_args(engine, session, "Formal"))  # the user's turn is still there
+    assert replies(engine, reply.stdout, reply.stderr) == "two"
+    assert [call.get("repair") for call in bench.calls()][1:5] == [
+        {"turn": 1, "round": n} for n in (1, 2, 3, 4)
+    ]
+
+
+@pytest.mark.parametrize("engine", ["codex", "opencode"])
+def test_an_empty_repair_list_refuses_a_repair(bench: EngineBench, engine: str) -> None:
+    bench.case("refuses", turns=[{"steps": [{"say": "one"}], "repair": []}, {"steps": [{"say": "two"}]}])
+    bench.run(engine, first_turn_args(engine, "tg-case-refuses"))
     refused = bench.run(engine, resume_args(engine, session_of(bench), REPAIR_V0_6_0))
     assert refused.returncode == EXIT_SCRIPT_ERROR
     (line,) = refused.err.splitlines()

@@ -52,7 +52,7 @@ from turngate.judge.connectors.http_transport import TargetError, check_job_api
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.probe_costs import cost_lines
 from turngate.judge.probe_dialect import Signs, edition_guess, find_dialect, find_per_job_watchdog
-from turngate.judge.probe_jobs import DONE, PROBE_SKILL, TIDY_SEC, Ledger, ask, case_setup, write_script
+from turngate.judge.probe_jobs import DONE, PROBE_SKILL, TIDY_SEC, Ledger, case_setup, write_script
 from turngate.judge.probe_limits import (
     SLOTS_MOST,
     WATCHDOG_WAIT_SEC,
@@ -349,7 +349,7 @@ def _sticky_when_non_resumable(
     that resumes every engine has no sticky runs, so those scenarios cannot hold there.
     """
     case = f"{PROBE_SKILL}__sticky__{engine}"
-    turns = [ask("Which greeting?"), {"steps": [{"say": DONE}]}]
+    turns = [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}]
     write_script(scripts, case, turns, resident=True)
     knob = scripts / NON_RESUMABLE_FILE
     knob.write_text(engine, encoding="utf-8")
@@ -427,7 +427,7 @@ def _patch_modules(
     added: dict[str, str | None] = {}
     for mode, turns in (
         ("auto", [{"steps": [{"say": done}]}]),
-        ("interactive", [ask("Which word?"), {"steps": [{"say": done}]}]),
+        ("interactive", [{"steps": [{"say": "Which word?"}]}, {"steps": [{"say": done}]}]),
     ):
         case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
         write_script(scripts, case, turns)
@@ -471,7 +471,7 @@ def _audit_source(
 ) -> AuditSource | None:
     """The first known audit source that shows a waiting job's first attempt (connectors/audit_records.py)."""
     case = f"{PROBE_SKILL}__audit__{engine}"
-    write_script(scripts, case, [ask("Which greeting?"), {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     try:
         connector.start(case_setup(skill, engine, case, "interactive", workdir))
@@ -493,7 +493,7 @@ def _audit_source(
 def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
     """An interactive job that asks and is left waiting, then canceled."""
     case = f"{PROBE_SKILL}__interactive__{engine}"
-    write_script(scripts, case, [ask("Which greeting?"), {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     try:
         connector.start(case_setup(skill, engine, case, "interactive", workdir))
@@ -506,7 +506,7 @@ def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Pa
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
     """An interactive job that asks, left unanswered, with a 2 s timeout and no reply required."""
     case = f"{PROBE_SKILL}__timeout__{engine}"
-    write_script(scripts, case, [ask("Which greeting?"), {"steps": [{"say": DONE}]}])
+    write_script(scripts, case, [{"steps": [{"say": "Which greeting?"}]}, {"steps": [{"say": DONE}]}])
     connector = HttpConnector(options)
     runtime = {"require_user_reply": False, "session_timeout_sec": 2}
     try:

@@ -26,17 +26,6 @@ DONE: Final = '{"greeting": "Hi", "__SKILL_DONE__": true}'
 TIDY_SEC: Final = 10.0
 
 
-# Skill-Runner from v0.6.0 resumes a turn that breaks its output contract with a repair prompt, at
-# most MAX_REPAIR_ROUNDS = 3 times (server/services/orchestration/run_output_convergence_service.py).
-REPAIR_ROUNDS: Final = 3
-
-
-def ask(text: str) -> dict[str, Any]:
-    """A turn that asks in prose, and asks the same again in each repair round: a server of any
-    generation then waits (v0.6.0 on, after its repair rounds)."""
-    return {"steps": [{"say": text}], "repair": [{"steps": [{"say": text}]}] * REPAIR_ROUNDS}
-
-
 def case_setup(
     skill: Path, engine: str, case: str, mode: str, workdir: Path, runtime: Mapping[str, Any] | None = None
 ) -> CaseSetup:

@@ -198,11 +198,16 @@ def _normalise_turn(turn: dict[str, Any], file: str, where: str) -> dict[str, An
         "end": end,
         "exit_code": turn.get("exit_code", 1 if end == "failed" else 0),
         "linger": _normalise_linger(turn.get("linger")),
-        # The answers to repair resumes of this turn, in order (empty: a repair resume is an error).
-        "repair": [
-            _normalise_turn(answer, file, f"{where}.repair[{index}]")
-            for index, answer in enumerate(turn.get("repair", ()))
-        ],
+        # The answers to repair resumes of this turn, in order; None (no list): the turn answers each
+        # repair resume again, as a model that ignores the repair prompt does (engine._repair_answer).
+        "repair": (
+            None
+            if "repair" not in turn
+            else [
+                _normalise_turn(answer, file, f"{where}.repair[{index}]")
+                for index, answer in enumerate(turn["repair"])
+            ]
+        ),
     }
 
 

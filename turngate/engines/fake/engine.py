@@ -297,9 +297,18 @@ def _turn(compiled: dict[str, Any], turn_index: int) -> dict[str, Any]:
 
 
 def _repair_answer(compiled: dict[str, Any], turn_index: int, repair_round: int) -> dict[str, Any]:
-    """The turn's answer to its `repair_round`-th repair resume; one the script does not have is
-    REPAIR_OUT_OF_RANGE, never the next turn (that is the user's)."""
-    answers = compiled["turns"][turn_index]["repair"] if turn_index < len(compiled["turns"]) else []
+    """The turn's answer to its `repair_round`-th repair resume, never the next turn (that is the
+    user's). A turn without a `repair` list answers every round with itself: a scenario written
+    before repair rounds existed (Skill-Runner v0.6.0) describes the engine's answer to that turn, and
+    the engine keeping it keeps the scenario's premise; exiting with an error instead would fail the
+    run for the script's sake, not the server's. A listed round the list does not have is
+    REPAIR_OUT_OF_RANGE: the script counted the rounds."""
+    if turn_index >= len(compiled["turns"]):
+        return _turn(compiled, turn_index)  # TURN_OUT_OF_RANGE, named as for any turn
+    turn = compiled["turns"][turn_index]
+    answers = turn["repair"]
+    if answers is None:
+        return {key: value for key, value in turn.items() if key != "repair"}
     if repair_round > len(answers):
         raise ScriptProblem(
             problems.REPAIR_OUT_OF_RANGE,
