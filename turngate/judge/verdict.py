@@ -7,6 +7,9 @@ difference is informational unless the user enforces a convention set), or
 ``reference`` (the reference orchestrator's own behaviour: pinned by the
 goldens, never a verdict). What the target cannot show is ``unverified``; a
 case whose MUST checks were not all verified is ``partial``, never ``passed``.
+An edition with Skill-Runner's contract files (v0.4.0 on) adds their rules a
+client can check to every case (``invariants.py``), each backed by
+``<file>#<rule id>``.
 
 Every difference of every step is reported; the case's outcome is the
 strongest of them. ``judge`` is a pure function of the checks and the observed
@@ -24,9 +27,11 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from turngate.judge.catalog.checks import CONVENTION, REFERENCE, Checks
+from turngate.judge.catalog.contracts import Contract, contract
 from turngate.judge.catalog.conventions import DEFAULT_SET, convention_sets
 from turngate.judge.catalog.editions import Edition, edition_named
 from turngate.judge.catalog.sentences import sentences
+from turngate.judge.invariants import Finding, findings
 
 Outcome = Literal["passed", "partial", "ambiguous", "failed", "non-strict", "skipped", "errored", "unreached"]
 # unreached: not run because the target stopped answering (an HTTP server that went down).
@@ -89,14 +94,15 @@ class Difference:
 
     step: int
     action: str
-    key: str  # the check, dotted for a field: "state", "pending.prompt", "warnings.exact"
+    key: str  # the check, dotted for a field: "state", "pending.prompt", "warnings.exact", "invariant.<rule>"
     expected: Any
     actual: Any
     severity: str  # one of SEVERITIES
-    authority: str  # a sentence ID, "convention" or "reference"
-    level: str | None = None  # the sentence's MUST / SHOULD / MAY
-    quote: str | None = None
-    source: str | None = None  # "<spec file>: <heading>"
+    # a sentence ID, "convention", "reference", or an edition's contract rule: "<contract file>#<rule id>"
+    authority: str
+    level: str | None = None  # the sentence's MUST / SHOULD / MAY (a contract rule's: MUST)
+    quote: str | None = None  # the sentence's words; a contract rule's id, name and meaning
+    source: str | None = None  # "<spec file>: <heading>"; a contract rule's "<repository>@<commit>:<path>"
     note: str = ""
     reading: str | None = None  # the reading of an ambiguous scenario this difference was judged under
 
@@ -193,9 +199,23 @@ def judge(
     verdict (``failed``, ``non-strict``), naming them all. ``conventions``: enforce this convention
     set (its differences fail) instead of reporting differences from turngate's names as informational.
     ``edition``: the spec edition judging (`editions.py`; None: the default, the seed): a check citing a
-    sentence that edition does not have is reported as informational, naming the edition.
+    sentence that edition does not have is reported as informational, naming the edition. An edition
+    with contract files (v0.4.0 on) also holds every case to their rules a client can check
+    (``invariants.py``), whatever the scenario and reading.
     """
     chosen = edition_named(edition)
+    return _with_invariants(
+        _judged(checks, steps, reading, conventions, chosen), steps, contract(chosen.name)
+    )
+
+
+def _judged(
+    checks: Checks,
+    steps: Sequence[Mapping[str, Any]],
+    reading: str | None,
+    conventions: str | None,
+    chosen: Edition,
+) -> Verdict:
     if not checks.readings or reading in checks.readings:
         return _judge_one(checks, steps, reading, conventions, chosen)
     default = checks.default_reading
@@ -216,6 +236,40 @@ def judge(
     for name in broken:
         shown += [item for item in _tagged(verdicts[name].differences, name) if item.severity in BREAKS]
     return Verdict("ambiguous", tuple(shown), outcomes)
+
+
+def _with_invariants(verdict: Verdict, steps: Sequence[Mapping[str, Any]], rules: Contract | None) -> Verdict:
+    """The verdict with the edition's contract rules the steps break or cannot show. A broken rule
+    fails the case whatever its readings say (the rule holds under every reading); one the target
+    cannot show leaves a pass partial. Without contract files (the seed) the verdict is unchanged."""
+    if rules is None:
+        return verdict
+    added = tuple(_invariant_difference(found, steps, rules) for found in findings(rules, steps))
+    if not added:
+        return verdict
+    outcome = verdict.outcome
+    if any(item.severity == "failed" for item in added):
+        outcome = "failed"
+    elif outcome == "passed":
+        outcome = "partial"  # only unverified rules were added: MUST rules the target could not show
+    return Verdict(outcome, verdict.differences + added, verdict.readings)
+
+
+def _invariant_difference(found: Finding, steps: Sequence[Mapping[str, Any]], rules: Contract) -> Difference:
+    rule = found.rule
+    return Difference(
+        found.step,
+        str(steps[found.step].get("action")),
+        f"invariant.{rule.key}",
+        found.expected,
+        None if found.unseen is not None else found.actual,
+        "unverified" if found.unseen is not None else "failed",
+        f"{rule.file}#{found.row.id if found.row is not None else rule.id}",
+        "MUST",
+        rule.quote(found.row),
+        rules.source(rule.file),
+        note=found.unseen or "",
+    )
 
 
 def _tagged(differences: Sequence[Difference], reading: str) -> tuple[Difference, ...]:

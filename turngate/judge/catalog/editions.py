@@ -6,10 +6,13 @@ each spec file it holds (``editions.yaml``: the path at a Skill-Runner commit, i
 shipped with turngate), and a sentence of ``sentences.yaml`` belongs to the editions whose text of
 its file holds its quote verbatim. A check citing a sentence the chosen edition does not have is
 reported (``informational``, naming the edition), never failed: that edition does not say it.
+From v0.4.0 on an edition also names Skill-Runner's machine-readable invariants (``contracts:``),
+shipped and checked the same way; ``contracts.py`` reads them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,6 +57,9 @@ class Edition:
     summary: str
     texts: Mapping[str, SpecText]  # spec file prefix ("000" ... "004") -> its text in this edition
     default: bool = False
+    # Skill-Runner's machine-readable invariants from v0.4.0 on (file name -> its source): the rules
+    # turngate/judge/invariants.py checks on every case judged by this edition; none before.
+    contracts: Mapping[str, SpecText] = dataclasses.field(default_factory=dict)
 
     def has(self, sentence: Sentence) -> bool:
         """Whether this edition says ``sentence``: its quote is verbatim in this edition's text of its
@@ -112,25 +118,36 @@ def editions(path: Path = EDITIONS_PATH) -> Mapping[str, Edition]:
         texts = entry.get("texts")
         if not isinstance(texts, dict) or not texts:
             raise EditionProblem(f"{where}: texts: must map spec files to their source")
-        parsed: dict[str, SpecText] = {}
-        for prefix, text in texts.items():
-            fields = ("path", "commit", "md5", "shipped")
-            if not isinstance(text, dict) or any(not isinstance(text.get(name), str) for name in fields):
-                raise EditionProblem(f"{where}: texts.{prefix}: needs {', '.join(fields)}")
-            parsed[str(prefix)] = SpecText(*(text[name] for name in fields))
+        contracts = entry.get("contracts", {})
+        if not isinstance(contracts, dict):
+            raise EditionProblem(
+                f"{where}: contracts: {contracts!r}: must map contract files to their source"
+            )
         if entry["name"] in found:
             raise EditionProblem(f"{where}: name: {entry['name']!r}: used twice")
         found[entry["name"]] = Edition(
             entry["name"],
             entry["title"],
             " ".join(entry["summary"].split()),
-            parsed,
+            _sources(f"{where}: texts", texts),
             bool(entry.get("default")),
+            _sources(f"{where}: contracts", contracts),
         )
     defaults = [edition.name for edition in found.values() if edition.default]
     if len(defaults) != 1:
         raise EditionProblem(f"{path}: exactly one edition must be the default, not {defaults}")
     return found
+
+
+def _sources(where: str, listed: Mapping[str, object]) -> dict[str, SpecText]:
+    """Each listed file's source (path, commit, md5, shipped copy), or a one-line refusal."""
+    fields = ("path", "commit", "md5", "shipped")
+    parsed: dict[str, SpecText] = {}
+    for name, text in listed.items():
+        if not isinstance(text, dict) or any(not isinstance(text.get(field), str) for field in fields):
+            raise EditionProblem(f"{where}.{name}: needs {', '.join(fields)}")
+        parsed[str(name)] = SpecText(*(text[field] for field in fields))
+    return parsed
 
 
 def default_edition() -> Edition:
@@ -148,10 +165,10 @@ def edition_named(name: str | None) -> Edition:
 
 
 def text_problems() -> list[str]:
-    """Shipped texts that are missing or are not the upstream file their md5 names."""
+    """Shipped texts and contract files that are missing or are not the upstream file their md5 names."""
     problems = []
     for edition in editions().values():
-        for prefix, text in edition.texts.items():
+        for prefix, text in [*edition.texts.items(), *edition.contracts.items()]:
             path = CATALOG_DIR / text.shipped
             if not path.is_file():
                 problems.append(f"{edition.name}: {prefix}: {text.shipped}: not shipped")
