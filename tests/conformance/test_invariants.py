@@ -427,6 +427,29 @@ def test_a_run_that_differs_breaks_the_rule(
     assert authority in broken(V079, steps())
 
 
+def test_a_message_id_an_engine_uses_again_in_a_later_attempt_names_the_final_before_the_supersession() -> (
+    None
+):
+    # Real codex numbers its items afresh in each process: Skill-Runner v0.7.9 publishes "item_0" as
+    # the message id of the first final of every attempt. A repair round of attempt 1 supersedes
+    # attempt 1's "item_0", not attempt 2's.
+    superseded = {"message_id": "item_0", "reason": "output_repair_started", "repair_round_index": 1}
+    events: list[Event] = [
+        change("queued", "running", "turn.started", 1),
+        ("assistant.message.final", {"message_id": "item_0", "text": "Which style?"}, 1),
+        ("assistant.message.superseded", superseded, 1),
+        ("assistant.message.final", {"message_id": "item_0", "text": "Which style?"}, 1),
+        ASK,
+        change("running", "waiting_user", "turn.needs_input", 1, pending_interaction_id=1),
+        REPLY,
+        change("waiting_user", "queued", "interaction.reply.accepted", 1, resume_cause="interaction_reply"),
+        change("queued", "running", "turn.started", 2),
+        ("assistant.message.final", {"message_id": "item_0", "text": '{"greeting": "Good day"}'}, 2),
+        SUCCEEDED,
+    ]
+    assert "agent_output_protocol_invariants.yaml#repair_loop" not in broken(V079, run(events))
+
+
 def test_a_wait_for_the_user_announced_before_its_state_change_pairs_too() -> None:
     """tests/fixtures/auth_detection_samples/opencode/deepseek_invalid_api_key/fcmp_events.1.jsonl at
     c79d774 (their seq, type, data and meta; a queued -> running put before them): the change to

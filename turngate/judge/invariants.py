@@ -568,15 +568,17 @@ def repair_same_attempt(rule: Rule, run: Run) -> Iterator[Finding]:
     if history is None:
         yield _unseen(rule, run, expected, NO_EVENTS)
         return
-    finals = {
-        event.data.get("message_id"): event for event in history if event.type == "assistant.message.final"
-    }
-    superseded = [event for event in history if event.type == "assistant.message.superseded"]
-    pairs = [
-        (finals[event.data.get("message_id")], event)
-        for event in superseded
-        if event.data.get("message_id") in finals
-    ]
+    # The final a supersession names is the latest before it with its message id: an engine may
+    # number its messages afresh in each process (codex's "item_0" in every attempt), so the same id
+    # names another attempt's final later in the run.
+    latest: dict[Any, Event] = {}
+    pairs: list[tuple[Event, Event]] = []
+    for event in history:
+        named = event.data.get("message_id")
+        if event.type == "assistant.message.final":
+            latest[named] = event
+        elif event.type == "assistant.message.superseded" and named in latest:
+            pairs.append((latest[named], event))
     if not pairs:
         return
     if any(final.attempt is None or event.attempt is None for final, event in pairs):
