@@ -40,9 +40,11 @@ def problems(schema: Path, instance: Any, pointer: str = "") -> list[str]:
 
 def line_problems(schema: Path, text: str) -> list[str]:
     """Each line of a JSON Lines text against ``schema``, errors prefixed with the line number."""
+    # Lines end at "\n" alone, as turngate reads its reports: str.splitlines would also cut a line at
+    # a U+2028 inside a JSON string (a hostile output a report quotes, as written).
     return [
         f"line {number}: {problem}"
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in enumerate(text.split("\n"), start=1)
         if line.strip()
         for problem in problems(schema, json.loads(line))
     ]
