@@ -283,6 +283,27 @@ def test_the_spec_names_the_policy_field_not_its_values() -> None:
     assert ("pending_fields", "failed") in [(item.key, item.severity) for item in none.differences]
 
 
+def test_a_value_the_pending_must_not_show_breaks_only_where_it_shows() -> None:
+    legacy = "interactive-run-lifecycle/legacy-waiting-fallback/generic-pending#and1"
+    case = checks(
+        {"pending_not": {"prompt": "Choose a style", "kind": "choose_one"}}, {"pending_not": legacy}
+    )
+
+    def forbidden_shown(pending: Any) -> list[Any]:
+        # judged by its sentence's edition (whose contract rules also judge the step: not these)
+        verdict = judge(case, [observed(pending=pending)], edition="skill-runner-v0.6.0")
+        return [(item.actual, item.severity) for item in verdict.differences if item.key == "pending_not"]
+
+    enriched = {"interaction_id": 1, "kind": "choose_one", "prompt": "Choose a style"}
+    assert forbidden_shown(enriched) == [({"prompt": "Choose a style", "kind": "choose_one"}, "failed")]
+    assert forbidden_shown({**enriched, "prompt": "Please reply to continue."}) == [
+        ({"kind": "choose_one"}, "failed")
+    ]
+    generic = {"interaction_id": 1, "kind": "open_text", "prompt": "Please reply to continue."}
+    for pending in (generic, None):  # another value, or no pending at all: nothing shown that it forbids
+        assert forbidden_shown(pending) == []
+
+
 def test_a_history_field_the_target_does_not_say_is_unverified() -> None:
     automatic = "interactive-run-lifecycle/strict-switch/resumable-strict-false#then"
     case = checks(

@@ -79,6 +79,7 @@ _MAYBE_UNSEEN: Final = ("history", "events", "slot_held", "patch", "attempts")
 # What a check needs to see besides its own key: declared unobservable, the check is unverified.
 _NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
     "pending_absent": ("pending",),
+    "pending_not": ("pending",),
     "pending_fields": ("pending",),
     "pending_id": ("pending",),
     "required_event": ("events", "pending"),
@@ -491,6 +492,17 @@ def _check(
             }
             if present:
                 yield _Miss(key, f"no {', '.join(expected)}", present)
+        case "pending_not":
+            # A value the pending must not show in a field: one taken from where a sentence forbids
+            # taking it (a legacy ask-user block's prompt). No pending, or another value: no difference.
+            pending = seen.get("pending") or {}
+            same = {
+                name: pending[name]
+                for name, value in expected.items()
+                if name in pending and _as_text(pending[name]) == _as_text(value)
+            }
+            if same:
+                yield _Miss(key, f"a pending whose {', '.join(same)} is not {list(same.values())!r}", same)
         case "reply":
             reply = step.get("reply") or {}
             for field, value in expected.items():
