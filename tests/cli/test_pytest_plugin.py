@@ -20,7 +20,7 @@ from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest
 from turngate.judge.catalog import CATALOG_DIR, load_catalog
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
-FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision"
+FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision and not attempt-limit"
 # A target that cannot show its history: the case below checks it (MUST), so it is partial.
 PARTIAL = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'hides_history.py'))}"
 PARTIAL_CASE = "interactive-decision-policy/free-text-reply/any-kind-free-text"

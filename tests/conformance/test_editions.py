@@ -13,7 +13,7 @@ from tests.conformance.test_verdict import checks, observed
 from tests.turngate_cli import in_process
 from turngate.implementations.reference_connector import ReferenceConnector
 from turngate.judge.case_run import run_case
-from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog import CATALOG_DIR, load_catalog
 from turngate.judge.catalog.editions import (
     EditionProblem,
     default_edition,
@@ -109,6 +109,21 @@ def test_turngate_editions_lists_each_with_its_sources() -> None:
     assert set(listed) == set(editions())
     from_the_seed = [sentence for sentence in sentences().values() if sentence.edition is None]
     assert listed[OWN]["sentences"] == len(from_the_seed) - 6  # and none of the later editions' own
+    # the contract files of the releases that have them, with how many rules are checked, and the
+    # scenarios each edition's run does not skip
+    assert listed[SEED]["contracts"] == {} and listed[OWN]["contracts"] == {}
+    assert set(listed["skill-runner-v0.7.9"]["contracts"]) == {
+        "agent_output_protocol_invariants.yaml",
+        "runtime_event_ordering_contract.yaml",
+        "session_fcmp_invariants.yaml",
+    }
+    rules = listed["skill-runner-v0.7.9"]["contract_rules"]
+    assert 0 < rules["checked"] < rules["all"]
+    applying = {name: item["scenarios"] for name, item in listed.items()}
+    assert applying[SEED] == sum(1 for scenario in load_catalog(CATALOG_DIR) if not scenario.editions)
+    assert all(
+        0 < count < applying[SEED] for name, count in applying.items() if name.startswith("skill-runner-v")
+    )
 
 
 def test_the_run_says_which_edition_judged_it_and_report_judge_keeps_it(tmp_path: Path) -> None:
