@@ -269,7 +269,8 @@ def _probe(
     else:
         found.say(f"edition: looks like {edition} ({reasons}): judge it with --edition {edition}")
     capabilities = http_options(raw, None).capabilities
-    for line in cost_lines(load_catalog(CATALOG_DIR), capabilities, accepted, why):
+    # what each missing field costs in a run judged by the edition the server looks like
+    for line in cost_lines(load_catalog(CATALOG_DIR), capabilities, accepted, why, edition):
         found.say(line)
 
 

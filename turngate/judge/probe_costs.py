@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from turngate.judge.catalog import Scenario
+from turngate.judge.catalog.editions import edition_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +52,21 @@ def needed(scenario: Scenario, engine: str) -> frozenset[str]:
     return scenario.capabilities | extra
 
 
-def cases(scenarios: Iterable[Scenario], engines: Sequence[str]) -> list[tuple[Scenario, str]]:
-    """The catalog's cases on these engines (scenario x engine, where the scenario runs that engine)."""
-    return [(scenario, engine) for scenario in scenarios for engine in scenario.engines if engine in engines]
+def cases(
+    scenarios: Iterable[Scenario], engines: Sequence[str], edition: str | None = None
+) -> list[tuple[Scenario, str]]:
+    """The catalog's cases on these engines (scenario x engine, where the scenario runs that engine)
+    that a run judged by ``edition`` (None: the default) plays: its own scenarios, not those it skips
+    as out of edition (case_run.run_case decides that before it asks for capabilities)."""
+    judged_by = edition_named(edition)
+    return [
+        (scenario, engine)
+        for scenario in scenarios
+        if scenario.planned_under(judged_by.name)
+        and not (judged_by.missing_source(scenario.source) or judged_by.missing_premise(scenario.checks()))
+        for engine in scenario.engines
+        if engine in engines
+    ]
 
 
 def cost_lines(
@@ -61,10 +74,12 @@ def cost_lines(
     capabilities: frozenset[str],
     engines: Sequence[str],
     why: Mapping[str, str],
+    edition: str | None = None,
 ) -> list[str]:
     """One line per field whose absence skips cases (``why``: the probe's own reason, by field), and
-    a last line with the whole: how many cases of the catalog, on these engines, are skipped."""
-    all_cases = cases(scenarios, engines)
+    a last line with the whole: how many cases of the catalog, on these engines, are skipped, in a
+    run judged by ``edition`` (None: the default)."""
+    all_cases = cases(scenarios, engines, edition)
     lacking = [(scenario, engine, needed(scenario, engine) - capabilities) for scenario, engine in all_cases]
     lacking = [(scenario, engine, missing) for scenario, engine, missing in lacking if missing]
     lines: list[str] = []
