@@ -186,3 +186,16 @@ def test_the_per_job_watchdog_is_written_only_when_it_ends_a_hung_engine(tmp_pat
         assert mini.job_requests[0]["runtime_options"]["hard_timeout_seconds"] == 3
         assert (limit.fields == {"turn_timeout_per_job": True}) is written, limit.line
         assert ("not by a timeout" in limit.line) is not written
+
+
+def test_a_model_refused_without_its_provider_is_named_with_the_way_to_give_one(tmp_path: Path) -> None:
+    behaviour = Behaviour(dialect="auto-reply-hard-timeout", provider_required=frozenset({"codex"}))
+    with serve(behaviour) as (url, _mini):
+        found = probe_server(
+            url, scripts=tmp_path / "scripts", call_log=None, workdir=tmp_path, models={"codex": "gpt-5"},
+            engines=("codex",), timeout_probe=False,
+        )  # fmt: skip
+    said = "\n".join(found.lines)
+    assert "engine codex: not used: POST /v1/jobs: HTTP 400" in said
+    assert "provider_id is required for multi-provider engine 'codex'" in said
+    assert "name the model as PROVIDER/MODEL, or give providers: {codex: PROVIDER} in the target file" in said

@@ -293,7 +293,13 @@ def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, wor
         return {"ok": False, "why": str(refusal), "install": connector.install_flow}
     except TargetError as error:
         why = str(error)
-        if "model" in why.lower() and engine not in options.models:
+        if "provider_id is required" in why and engine not in options.providers:
+            # Skill-Runner v0.7: a multi-provider engine's model needs its provider
+            why += (
+                f" (name the model as PROVIDER/MODEL, or give providers: {{{engine}: PROVIDER}}"
+                " in the target file)"
+            )
+        elif "model" in why.lower() and engine not in options.models:
             why += f" (the server may want a model: --model {engine}=NAME)"
         return {"ok": False, "why": why, "install": connector.install_flow}
     finally:
