@@ -256,15 +256,36 @@ def _normalise_step(step: dict[str, Any], file: str, where: str) -> dict[str, An
             return {"say": [hints.render(spec)], "hint": spec["form"]}
         case "tool", dict(spec):
             status = spec.get("status", "ok")
+            tool = {
+                "name": spec["name"],
+                "input": spec.get("input", {}),
+                "output": spec.get("output", ""),
+                "ok": status == "ok",
+                "exit_code": spec.get("exit_code", 0 if status == "ok" else 1),
+            }
+            if status == "running":  # only then: a finished call's shape stays as it always was
+                tool["running"] = True
+            return {"tool": tool}
+        case "model_error", dict(spec):
             return {
-                "tool": {
-                    "name": spec["name"],
-                    "input": spec.get("input", {}),
-                    "output": spec.get("output", ""),
-                    "ok": status == "ok",
-                    "exit_code": spec.get("exit_code", 0 if status == "ok" else 1),
+                "model_error": {
+                    "cut": spec.get("cut", False),
+                    "status": spec.get("status"),
+                    "message": spec.get("message"),
+                    "retries": spec.get("retries", 0),
+                    "recovers": spec.get("recovers", False),
                 }
             }
+        case "file_change", dict(spec):
+            return {
+                "file_change": {
+                    "path": spec["path"],
+                    "kind": spec.get("kind", "add"),
+                    "content": spec.get("content", ""),
+                }
+            }
+        case "pad", int(size):
+            return {"pad": size}
         case "error", dict(spec):
             return {
                 "error": {
@@ -284,7 +305,10 @@ def _normalise_step(step: dict[str, Any], file: str, where: str) -> dict[str, An
         case "truncate", dict(spec):
             return {"truncate": {"at": spec.get("at", 0.5), "exit_code": spec.get("exit_code", 1)}}
         case "split", dict(spec):
-            return {"split": {"parts": spec.get("parts", 2), "pause": spec.get("pause", 0.005)}}
+            split = {"parts": spec.get("parts", 2), "pause": spec.get("pause", 0.005)}
+            if "inside" in spec:
+                split["inside"] = spec["inside"]
+            return {"split": split}
         case "sleep", int(seconds) | float(seconds):
             return {"sleep": float(seconds)}
         case "detach", int(seconds) | float(seconds):

@@ -406,8 +406,8 @@ _UNCATCHABLE = frozenset({_signal.SIGKILL, _signal.SIGSTOP})
 
 def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
     match ending:
-        case Stop(exit_code=exit_code):
-            log.write("truncated", exit_code)
+        case Stop(exit_code=exit_code, outcome=outcome):
+            log.write(outcome, exit_code)
             return exit_code
         case Crash(signal=str(name)):
             number = _SIGNALS[name]

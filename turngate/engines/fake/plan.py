@@ -2,13 +2,15 @@
 
 Scripts speak in steps above the level of engine formats; an engine format
 turns content steps into lines, and this module weaves in the control steps
-(`sleep`, `detach`, `hang`, `crash`, `truncate`, `split`, `raw`, `stderr`) the same way
-for every engine. Playing the operations is `player`'s job.
+(`sleep`, `detach`, `hang`, `crash`, `truncate`, `split`, `pad`, `raw`, `stderr`) the same way
+for every engine. A `model_error` is the format's to write (each CLI reports a failed model
+request its own way) and may end the turn; a `file_change` also writes its file. Playing the
+operations is `player`'s job.
 """
 
 from __future__ import annotations
 
-from turngate.engines.fake.formats import text_line
+from turngate.engines.fake.formats import HANG, RECOVERED, provider_message, text_line
 from turngate.engines.fake.frozen import value
 
 TYPE_CHECKING = False
@@ -54,15 +56,24 @@ class Crash:
 
 @value
 class Stop:
-    """End the process now with this code (after a truncated line)."""
+    """End the process now with this code (after a truncated line, or a failed model request)."""
 
     exit_code: int
+    outcome: str = "truncated"  # the call log's outcome: "exited" where the CLI ends the turn itself
+
+
+@value
+class WriteFile:
+    """Write a file the engine's patch tool changes (relative to the working directory)."""
+
+    path: str
+    data: bytes
 
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    Operation: TypeAlias = Write | Pause | Detach | Hang | Crash | Stop
+    Operation: TypeAlias = Write | Pause | Detach | Hang | Crash | Stop | WriteFile
 
 STREAMS = {"stdout": 1, "stderr": 2}
 
@@ -70,11 +81,15 @@ STREAMS = {"stdout": 1, "stderr": 2}
 def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
     """The operations of one turn; the last one is Hang, Crash or Stop when the turn ends abnormally."""
     operations: list[Operation] = []
-    split: tuple[int, float] | None = None
+    split: tuple[int, float, str | None] | None = None
+    pad: int | None = None
+    answer: list[dict[str, Any]] = []  # the content of the last model answer: what a retry prints again
 
     def emit(pieces: list[tuple[int, bytes]]) -> None:
-        nonlocal split
+        nonlocal split, pad
         for fd, data in pieces:
+            if pad is not None and fd == 1:
+                data, pad = _padded(data, pad), None
             if split is None:
                 operations.append(Write(fd, data))
             else:
@@ -85,6 +100,25 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
         emit(fmt.begin())
     for step in turn["steps"]:
         match step:
+            case {"model_error": spec}:
+                pieces, ending = _model_error(fmt, spec, answer)
+                emit(pieces)
+                if ending == RECOVERED:
+                    continue
+                operations.append(Hang() if ending == HANG else Stop(int(ending), "exited"))
+                return operations
+            case {"file_change": change}:
+                operations.append(WriteFile(change["path"], change["content"].encode("utf-8")))
+                answer = []
+                emit(fmt.step(step))
+            case {"pad": size}:
+                pad = size
+            case {"tool": _}:
+                answer = []
+                emit(fmt.step(step))
+            case {"say": _} | {"think": _}:
+                answer.append(step)
+                emit(fmt.step(step))
             case {"sleep": seconds}:
                 operations.append(Pause(seconds))
             case {"detach": seconds}:
@@ -99,8 +133,9 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
                 _cut_last_stdout_line(operations, fraction)
                 operations.append(Stop(exit_code))
                 return operations
-            case {"split": {"parts": parts, "pause": pause}}:
-                split = (parts, pause)
+            case {"split": {"parts": parts, "pause": pause, **rest}}:
+                inside = rest.get("inside")
+                split = (parts, pause, inside if isinstance(inside, str) else None)
             case {"raw": {"data": data, "stream": stream}}:
                 emit([(STREAMS[stream], data)])
             case {"stderr": text}:
@@ -116,8 +151,38 @@ def _line(text: str) -> bytes:
     return text_line(text, 2)[1]
 
 
-def _split(fd: int, data: bytes, parts: int, pause: float) -> list[Operation]:
-    """One piece of output delivered in `parts` writes, `pause` seconds apart."""
+def _model_error(
+    fmt: Format, spec: dict[str, Any], answer: list[dict[str, Any]]
+) -> tuple[list[tuple[int, bytes]], int | str]:
+    """The lines a failed model request gives and how the turn goes on: the format's own report where
+    it has one (the CLIs' shapes, docs/fake-engines.md), else an error and a failed end, exit 1."""
+    writer = getattr(fmt, "model_error", None)
+    if writer is not None:
+        result: tuple[list[tuple[int, bytes]], int | str] = writer(spec, answer)
+        return result
+    if spec["recovers"]:
+        return [], RECOVERED
+    error = {"error": {"message": provider_message(spec), "transient": False, "code": spec["status"]}}
+    return [*fmt.step(error), *fmt.end("failed")], 1
+
+
+def _padded(data: bytes, size: int) -> bytes:
+    """The write with spaces after its first `{` (JSON whitespace: the same JSON), its line at least
+    `size` bytes long (its newline not counted)."""
+    missing = size - len(data.rstrip(b"\n"))
+    if missing <= 0:
+        return data
+    at = data.find(b"{") + 1 or len(data.rstrip(b"\n"))
+    return data[:at] + b" " * missing + data[at:]
+
+
+def _split(fd: int, data: bytes, parts: int, pause: float, inside: str | None = None) -> list[Operation]:
+    """One piece of output delivered in `parts` writes, `pause` seconds apart; with `inside`, in two
+    writes cut just after the first byte of that text (a multi-byte character split mid-sequence)."""
+    if inside is not None:
+        found = data.find(inside.encode("utf-8"))
+        cut = found + 1 if found >= 0 else len(data) // 2
+        return [Write(fd, data[:cut]), Pause(pause), Write(fd, data[cut:])]
     size = max(1, -(-len(data) // parts))
     pieces: list[Operation] = []
     for start in range(0, len(data), size):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from turngate.engines.fake.plan import Crash, Detach, Hang, Pause, Stop, Write
+from turngate.engines.fake.plan import Crash, Detach, Hang, Pause, Stop, Write, WriteFile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +25,8 @@ def play(operations: list[Operation]) -> Hang | Crash | Stop | None:
                 time.sleep(seconds)
             case Detach(seconds=seconds):
                 _detach(seconds)
+            case WriteFile(path=path, data=data):
+                _write_file(path, data)
             case Hang() | Crash() | Stop():
                 return operation
     return None
@@ -46,6 +48,16 @@ def _detach(seconds: float) -> None:
         time.sleep(seconds)
     finally:
         os._exit(0)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """What a patch tool leaves behind: the file, under the working directory (the schema keeps the
+    path relative and inside it)."""
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
 def _write_all(fd: int, data: bytes) -> None:

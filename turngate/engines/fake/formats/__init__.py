@@ -103,3 +103,33 @@ def tokens(text: str) -> int:
 
 def last_error_message(errors: list[str]) -> str:
     return errors[-1] if errors else "turn failed"
+
+
+# Failed model requests (the `model_error` step), as the real CLIs were seen to report them in
+# November 2026 against a scripted model that cut its stream after a complete answer or answered
+# 429 (codex 0.169.0, gemini 0.61.0, opencode 1.18.33; docs/fake-engines.md, "Model errors").
+REASONS = {
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+CODEX_STREAM_CUT = "stream disconnected before completion: stream closed before response.completed"
+# codex's default stream_max_retries: the N of "Reconnecting... n/N" on a turn that recovers.
+CODEX_STREAM_RETRIES = 5
+GEMINI_STREAM_CUT = "Model stream ended without a finish reason."
+GEMINI_QUOTA_ADVICE = (
+    "Please wait and try again later. To increase your limits, request a quota increase through AI Studio,"
+    " or switch to another /auth method"
+)
+# What a format's model_error answers instead of an exit code (turngate/engines/fake/plan.py).
+RECOVERED = "recovered"
+HANG = "hang"
+
+
+def provider_message(spec: dict[str, Any]) -> str:
+    """The provider's error message of a model_error: the script's, else the HTTP reason phrase."""
+    if spec["message"] is not None:
+        return str(spec["message"])
+    return REASONS.get(spec["status"] or 0, "Model stream cut short")

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from turngate.engines.fake.formats import TurnContext, json_line, last_error_message, text_line, tokens
+import os
+
+from turngate.engines.fake.formats import (
+    CODEX_STREAM_CUT,
+    CODEX_STREAM_RETRIES,
+    REASONS,
+    RECOVERED,
+    TurnContext,
+    json_line,
+    last_error_message,
+    text_line,
+    tokens,
+)
 from turngate.engines.fake.jsonline import dumps
 
 TYPE_CHECKING = False
@@ -73,6 +85,8 @@ class ItemsFormat(_Turn):
                 return [json_line({"type": "item.completed", "item": item})]
             case {"tool": tool}:
                 return self._tool(tool)
+            case {"file_change": change}:
+                return self._file_change(change)
             case {"error": {"message": message, "transient": True}}:
                 return [json_line({"type": "error", "message": message})]
             case {"error": {"message": message}}:
@@ -80,6 +94,44 @@ class ItemsFormat(_Turn):
                 item = {"id": self._item_id(), "type": "error", "message": message}
                 return [json_line({"type": "item.completed", "item": item})]
         raise AssertionError(step)
+
+    def _file_change(self, change: dict[str, Any]) -> list[tuple[int, bytes]]:
+        """apply_patch as 0.169.0 shows it: the changed paths (absolute) and kinds, never the content."""
+        path = os.path.normpath(os.path.join(self.context.cwd, change["path"]))
+        item: dict[str, Any] = {
+            "id": self._item_id(),
+            "type": "file_change",
+            "changes": [{"path": path, "kind": change["kind"]}],
+            "status": "in_progress",
+        }
+        return [
+            json_line({"type": "item.started", "item": item}),
+            json_line({"type": "item.completed", "item": {**item, "status": "completed"}}),
+        ]
+
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """As 0.169.0 reports a model request it gave up on: a top-level `error` line, then
+        `turn.failed` naming it, exit 1. A cut stream is retried: `Reconnecting... n/N (…)`, and the
+        answer streamed again is printed again (new items)."""
+        lines: list[tuple[int, bytes]] = []
+        if spec["cut"]:
+            limit = CODEX_STREAM_RETRIES if spec["recovers"] else spec["retries"]
+            for attempt in range(1, spec["retries"] + 1):
+                notice = f"Reconnecting... {attempt}/{limit} ({CODEX_STREAM_CUT})"
+                lines.append(json_line({"type": "error", "message": notice}))
+                for step in answer:
+                    lines += self.step(step)
+            message = CODEX_STREAM_CUT
+        else:  # retried without a word; then the status, whatever the provider's body said
+            message = f"exceeded retry limit, last status: {spec['status']} {REASONS[spec['status']]}"
+        if spec["recovers"]:
+            return lines, RECOVERED
+        self.errors.append(message)
+        lines.append(json_line({"type": "error", "message": message}))
+        lines += self.end("failed")
+        return lines, 1
 
     def _tool(self, tool: dict[str, Any]) -> list[tuple[int, bytes]]:
         item_id = self._item_id()
@@ -114,6 +166,8 @@ class ItemsFormat(_Turn):
             else:
                 outcome = {"error": {"message": tool["output"]}}
             completed = {**started, **outcome, "status": "completed" if tool["ok"] else "failed"}
+        if tool.get("running"):  # a call that never finishes: started, never completed
+            return [json_line({"type": "item.started", "item": started})]
         return [
             json_line({"type": "item.started", "item": started}),
             json_line({"type": "item.completed", "item": completed}),
@@ -160,6 +214,8 @@ class LegacyFormat(_Turn):
                 return [self._event({"type": "agent_reasoning", "text": text})]
             case {"tool": tool}:
                 return self._tool(tool)
+            case {"file_change": _}:
+                return []  # not modelled for the legacy envelope
             case {"error": {"message": message, "transient": True}}:
                 return [self._event({"type": "stream_error", "message": message})]
             case {"error": {"message": message}}:
@@ -198,6 +254,8 @@ class LegacyFormat(_Turn):
                 "invocation": invocation,
                 "result": result,
             }
+        if tool.get("running"):
+            return [self._event(begin)]
         return [self._event(begin), self._event(finish)]
 
     def end(self, end: str) -> list[tuple[int, bytes]]:
@@ -229,9 +287,13 @@ class TextFormat(_Turn):
                 return [text_line(f"codex\n{text}", 2)]
             case {"think": text}:
                 return [text_line(f"thinking\n{text}", 2)]
+            case {"tool": tool} if tool.get("running"):
+                return [text_line(f"exec\n{_command(tool)}", 2)]
             case {"tool": tool}:
                 status = "succeeded" if tool["ok"] else f"exited {tool['exit_code']}"
                 return [text_line(f"exec\n{_command(tool)}\n {status}:\n{tool['output']}", 2)]
+            case {"file_change": change}:
+                return [text_line(f"apply_patch\n{change['kind']} {change['path']}", 2)]
             case {"error": {"message": message}}:
                 self.errors.append(message)
                 return [text_line(f"ERROR: {message}", 2)]

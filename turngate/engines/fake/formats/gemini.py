@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from turngate.engines.fake.formats import TurnContext, json_line, last_error_message, text_line, tokens
+from turngate.engines.fake.formats import (
+    GEMINI_QUOTA_ADVICE,
+    GEMINI_STREAM_CUT,
+    RECOVERED,
+    TurnContext,
+    json_line,
+    last_error_message,
+    provider_message,
+    text_line,
+    tokens,
+)
 from turngate.engines.fake.jsonline import dumps
 
 TYPE_CHECKING = False
@@ -48,11 +58,43 @@ class DocumentFormat(_Turn):
         match step:
             case {"say": chunks}:
                 self.reply += "".join(chunks)
-            case {"tool": tool}:
+            case {"tool": tool} if not tool.get("running"):
                 self.tool_calls.append((tool["name"], tool["ok"]))
+            case {"file_change": _}:
+                self.tool_calls.append(("write_file", True))
             case {"error": {"message": message}}:
                 self.errors.append(message)
         return []
+
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """0.61.0, json mode: a cut stream is retried (the answer streamed again joins the response),
+        then the document keeps the response and stats and adds `error` INVALID_STREAM, exit 0; a
+        status is retried silently, then the error document goes to stderr with the status as its
+        code, and the exit code is the status modulo 256 (as for the 400 the fidelity runs record)."""
+        if spec["cut"]:
+            for _ in range(spec["retries"]):
+                for step in answer:
+                    self.step(step)
+            if spec["recovers"]:
+                return [], RECOVERED
+            document: dict[str, Any] = {
+                "session_id": self.context.session_id,
+                "response": self.reply,
+                "stats": self._stats(),
+                "error": {"type": "INVALID_STREAM", "message": GEMINI_STREAM_CUT},
+            }
+            return [self._document(document, STREAMS[self.variant["document_stream"]])], 0
+        if spec["recovers"]:
+            return [], RECOVERED
+        error = {"type": "Error", "message": provider_message(spec), "code": spec["status"]}
+        document = {"session_id": self.context.session_id, "error": error}
+        return [self._document(document, 2)], spec["status"] % 256
+
+    def _document(self, document: dict[str, Any], fd: int) -> tuple[int, bytes]:
+        text = dumps(document, indent=2 if self.variant["pretty"] else None)
+        return fd, (text + "\n").encode("utf-8")
 
     def _stats(self) -> dict[str, Any]:
         prompt_tokens, reply_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
@@ -138,18 +180,32 @@ class StreamFormat(_Turn):
                 return []  # gemini does not stream its thoughts
             case {"tool": tool}:
                 self.tool_count += 1
-                self.tool_calls.append((tool["name"], tool["ok"]))
                 tool_id = f"{tool['name']}-{self.context.clock.current}-{self.tool_count}"
+                use = self._event(
+                    "tool_use", tool_name=tool["name"], tool_id=tool_id, parameters=tool["input"]
+                )
+                if tool.get("running"):  # a call that never finishes: no tool_result
+                    return [use]
+                self.tool_calls.append((tool["name"], tool["ok"]))
                 return [
-                    self._event(
-                        "tool_use", tool_name=tool["name"], tool_id=tool_id, parameters=tool["input"]
-                    ),
+                    use,
                     self._event(
                         "tool_result",
                         tool_id=tool_id,
                         status="success" if tool["ok"] else "error",
                         output=tool["output"],
                     ),
+                ]
+            case {"file_change": change}:
+                # write_file as 0.61.0 shows it: the path as the model gave it, the content, and a
+                # tool_result with no output
+                self.tool_count += 1
+                self.tool_calls.append(("write_file", True))
+                tool_id = f"write_file-{self.context.clock.current}-{self.tool_count}"
+                parameters = {"file_path": change["path"], "content": change["content"]}
+                return [
+                    self._event("tool_use", tool_name="write_file", tool_id=tool_id, parameters=parameters),
+                    self._event("tool_result", tool_id=tool_id, status="success"),
                 ]
             case {"error": {"message": message, "transient": transient}}:
                 if not transient:
@@ -158,9 +214,42 @@ class StreamFormat(_Turn):
                 return [self._event("error", severity=severity, message=message)]
         raise AssertionError(step)
 
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """0.61.0, stream-json: a cut stream is retried without a word (the answer's deltas come
+        again), then an `error` event and a `result` with status error and no error object, exit 0;
+        a status is retried silently for minutes, then the `result` carries the API error, and the
+        exit code is the status modulo 256."""
+        lines: list[tuple[int, bytes]] = []
+        if spec["cut"]:
+            for _ in range(spec["retries"]):
+                for step in answer:
+                    lines += self.step(step)
+            if spec["recovers"]:
+                return lines, RECOVERED
+            lines.append(self._event("error", severity="error", message=GEMINI_STREAM_CUT))
+            lines.append(self._event("result", status="error", stats=self._stats()))
+            return lines, 0
+        if spec["recovers"]:
+            return lines, RECOVERED
+        message = f"[API Error: {provider_message(spec)}]"
+        if spec["status"] == 429:
+            message += "\n" + GEMINI_QUOTA_ADVICE
+        error = {"type": "unknown", "message": message}
+        lines.append(self._event("result", status="error", error=error, stats=self._stats()))
+        return lines, spec["status"] % 256
+
     def end(self, end: str) -> list[tuple[int, bytes]]:
         if end == "none":
             return []
+        stats = self._stats()
+        if end == "failed":
+            error = {"type": "Error", "message": last_error_message(self.errors)}
+            return [self._event("result", status="error", error=error, stats=stats)]
+        return [self._event("result", status="success", stats=stats)]
+
+    def _stats(self) -> dict[str, Any]:
         prompt_tokens, reply_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
         usage = {
             "total_tokens": prompt_tokens + reply_tokens,
@@ -170,16 +259,12 @@ class StreamFormat(_Turn):
             "input": prompt_tokens,
         }
         # Key set and order as gemini 0.61.0 prints them (docs/real-engines.md).
-        stats = {
+        return {
             **usage,
             "duration_ms": self.context.clock.elapsed_ms(),
             "tool_calls": len(self.tool_calls),
             "models": {self.context.model: dict(usage)},
         }
-        if end == "failed":
-            error = {"type": "Error", "message": last_error_message(self.errors)}
-            return [self._event("result", status="error", error=error, stats=stats)]
-        return [self._event("result", status="success", stats=stats)]
 
 
 class TextFormat(_Turn):

@@ -37,7 +37,7 @@ class TextFormat:
                 piece = text_line("".join(chunks))
                 self.reply += piece[1].decode("utf-8")
                 return [piece]
-            case {"think": _} | {"tool": _}:
+            case {"think": _} | {"tool": _} | {"file_change": _}:
                 self.rounds += 1  # -p mode prints only the reply; tools show in the count
                 return []
             case {"error": {"message": message}}:

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from turngate.engines.fake.formats import TurnContext, json_line, last_error_message, text_line, tokens
+import os
+
+from turngate.engines.fake.formats import (
+    HANG,
+    RECOVERED,
+    TurnContext,
+    json_line,
+    last_error_message,
+    provider_message,
+    text_line,
+    tokens,
+)
 from turngate.engines.fake.sessions import fnv64
 
 TYPE_CHECKING = False
@@ -103,6 +114,10 @@ class EventFormat:
                     return []
                 part = self._part("reasoning", text=text, time=self._time())
                 return [*self._new_step_after_tool(), self._event("reasoning", part=part)]
+            case {"tool": tool} if tool.get("running"):
+                return []  # 1.18.33 prints a tool part once it has finished: a call that never does, never
+            case {"file_change": change}:
+                return self._write(change)
             case {"tool": tool}:
                 lines = self._new_step_after_tool()
                 self.after_tool = True
@@ -127,6 +142,53 @@ class EventFormat:
                 self.errors.append(message)
                 return [self._error(message, code, transient)]
         raise AssertionError(step)
+
+    def _write(self, change: dict[str, Any]) -> list[tuple[int, bytes]]:
+        """The `write` tool as 1.18.33 shows it: the path and content as the model gave them, and the
+        file's absolute path in the metadata."""
+        lines = self._new_step_after_tool()
+        self.after_tool = True
+        path = os.path.normpath(os.path.join(self.context.cwd, change["path"]))
+        state = {
+            "status": "completed",
+            "input": {"filePath": change["path"], "content": change["content"]},
+            "output": "Wrote file successfully.",
+            "metadata": {
+                "diagnostics": {},
+                "filepath": path,
+                "exists": change["kind"] == "update",
+                "truncated": False,
+            },
+            "title": change["path"],
+            "time": self._time(),
+        }
+        call_id = f"call_{fnv64(self._part_id()):016x}"
+        part = self._part("tool", callID=call_id, tool="write", state=state)
+        return [*lines, self._event("tool_use", part=part)]
+
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """1.18.33: a stream cut short is not an error: the step finishes with reason `unknown` and the
+        model is asked again, a new step with the answer again, and again: the CLI never exits (its
+        turn never ends with `stop`). A status is retried silently (about a minute for 429), then an
+        APIError with `isRetryable: true`, exit 1."""
+        lines = self._new_step_after_tool()
+        if spec["cut"]:
+            for _ in range(spec["retries"]):
+                lines.append(self._step_finish("unknown"))
+                self.message_id = self._next_message_id()
+                lines.append(self._event("step_start", part=self._part("step-start")))
+                for step in answer:
+                    lines += self.step(step)
+            if spec["recovers"]:
+                return lines, RECOVERED
+            lines.append(self._step_finish("unknown"))
+            return lines, HANG
+        if spec["recovers"]:
+            return lines, RECOVERED
+        lines.append(self._error(provider_message(spec), spec["status"], transient=True))
+        return lines, 1
 
     def _error(self, message: str, code: Any, transient: bool = False) -> tuple[int, bytes]:
         self.errors_written += 1
@@ -164,7 +226,7 @@ class TextFormat:
                 return [text_line(f"Thinking: {text.strip()}")]
             case {"error": {"message": message}}:
                 return [text_line(f"Error: {message}", 2)]
-        return []
+        return []  # tools (and file changes) are not shown
 
     def end(self, end: str) -> list[tuple[int, bytes]]:
         return []
