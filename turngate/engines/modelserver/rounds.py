@@ -22,7 +22,10 @@ from typing import Any, Final
 from turngate.engines.fake.compiler import VARIANT_DEFAULTS as _DEFAULT_VARIANTS
 
 # Steps that only shape how a process writes bytes; a model server cannot make a real CLI do them.
-_PROCESS_STEPS: Final = frozenset({"raw", "crash", "hang", "truncate", "stderr", "split"})
+_PROCESS_STEPS: Final = frozenset({"raw", "crash", "hang", "truncate", "stderr", "split", "pad"})
+# Steps the model server does not play yet: a cut stream or an HTTP 429 (model_error), a patch
+# tool's call (file_change). A turn with one is skipped with the reason, never played without it.
+_NOT_YET_PLAYED: Final = frozenset({"model_error", "file_change"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,8 @@ def playable(script: Mapping[str, Any]) -> str | None:
             kind = next(iter(step))
             if kind in _PROCESS_STEPS:
                 return f"turn {number}: step {kind!r} shapes process output, not a model answer"
+            if kind in _NOT_YET_PLAYED:
+                return f"turn {number}: step {kind!r} is not played by the model server yet"
             if kind == "error" and step["error"].get("transient"):
                 return f"turn {number}: transient error (a reconnect loop needs 5xx, which CLIs retry)"
         if turn.get("end") == "completed" and any("error" in step for step in turn["steps"]):
