@@ -220,6 +220,13 @@ _ALL: Final = (
         Replacement(GATE, p.gate_rewrite(p.auto_requires_marker)),
     ),
     _mutant(
+        "failed-turn-output-trusted",
+        ("design/decision-2/auto-output-validity#2",),
+        "a turn whose engine failed (turn.failed, an error result, a step never finished) is judged by"
+        " its output alone: a valid output succeeds, as if runtime execution had succeeded",
+        Replacement(GATE, p.process_ignored_when_output_valid),
+    ),
+    _mutant(
         "heading-reading-ignored",
         ("design/decision-4.1/soft-completion-ask-user#1",),
         "under the heading reading of Decision 4.1, a hint-signaled turn still soft-completes",

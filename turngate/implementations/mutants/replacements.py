@@ -97,6 +97,20 @@ def auto_requires_marker(evidence: TurnEvidence, decision: Decision) -> Decision
     return decision
 
 
+def process_ignored_when_output_valid(
+    original: Callable[[TurnEvidence], Decision],
+) -> Callable[[TurnEvidence], Decision]:
+    """A gate that trusts the text: a failed engine turn whose output is valid is decided as if the
+    process had ended well (a marker printed before turn.failed completes the run)."""
+
+    def decide(evidence: TurnEvidence) -> Decision:
+        if not evidence.process.ok and evidence.output_valid:
+            return original(replace(evidence, process=gate.PROCESS_OK))
+        return original(evidence)
+
+    return decide
+
+
 def always_soft_completion(original: Callable[..., bool]) -> Callable[..., bool]:
     def soft_completion_allowed(reading: str, *, ask_user_signaled: bool) -> bool:
         return True
