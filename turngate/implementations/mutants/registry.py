@@ -29,6 +29,8 @@ ORCHESTRATOR: Final = "turngate.implementations.reference.lifecycle:Orchestrator
 BUILD_COMMAND: Final = "turngate.implementations.reference.lifecycle:build_command"
 BUILD_PATCH: Final = "turngate.implementations.reference.lifecycle:build_patch"
 ONE_SHOT_WAIT: Final = "turngate.implementations.reference.processes:OneShot.wait"
+CAPTURE_ADD: Final = "turngate.implementations.reference.processes:_Capture.add"
+ASSISTANT_MESSAGES: Final = "turngate.engines.readers.events:Transcript.assistant_messages"
 
 # Sentence ID prefixes.
 LIFE: Final = "interactive-run-lifecycle"
@@ -225,6 +227,28 @@ _ALL: Final = (
         "a turn whose engine failed (turn.failed, an error result, a step never finished) is judged by"
         " its output alone: a valid output succeeds, as if runtime execution had succeeded",
         Replacement(GATE, p.process_ignored_when_output_valid),
+    ),
+    # How the engine's bytes are read (the hazards peers report) ---------------------------------
+    _mutant(
+        "utf8-decoded-per-read",
+        (f"{D5}#3",),
+        "each read from the engine's pipes is decoded on its own: a character split across two writes"
+        " becomes two replacement characters in the reply, and in the prompt taken from it",
+        Replacement(CAPTURE_ADD, p.decoded_per_read),
+    ),
+    _mutant(
+        "line-buffer-64k",
+        (f"{LIFE}/completion-gate-by-mode/interactive-success#then",),
+        "stdout is read line by line with a 64 KiB buffer (asyncio's StreamReader limit): a longer line,"
+        " a long final answer with its marker, is skipped",
+        Replacement(ASSESS, p.long_lines_dropped(64 * 1024)),
+    ),
+    _mutant(
+        "assistant-messages-joined",
+        (f"{D5}#3",),
+        "the turn's assistant messages are joined into one: an answer the CLI printed again after a"
+        " retry is read twice, in the prompt and in the output",
+        Replacement(ASSISTANT_MESSAGES, p.messages_joined),
     ),
     _mutant(
         "heading-reading-ignored",

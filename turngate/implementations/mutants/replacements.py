@@ -111,6 +111,41 @@ def process_ignored_when_output_valid(
     return decide
 
 
+def decoded_per_read(original: Callable[[Any, str, bytes], None]) -> Callable[[Any, str, bytes], None]:
+    """``_Capture.add`` keeping each chunk as a reader that decodes every read on its own leaves it."""
+
+    def add(self: Any, name: str, chunk: bytes) -> None:
+        original(self, name, chunk.decode("utf-8", errors="replace").encode("utf-8"))
+
+    return add
+
+
+def long_lines_dropped(limit: int) -> Factory:
+    """``assess`` given stdout without the lines longer than ``limit`` bytes, as a line reader with a
+    bounded buffer skips them."""
+
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def assess(turn: Any, stdout: bytes, stderr: bytes, end: Any) -> Any:
+            kept = b"".join(line for line in stdout.splitlines(keepends=True) if len(line) <= limit)
+            return original(turn, kept, stderr, end)
+
+        return assess
+
+    return make
+
+
+def messages_joined(
+    original: Callable[[Transcript], tuple[str, ...]],
+) -> Callable[[Transcript], tuple[str, ...]]:
+    """``Transcript.assistant_messages`` as one message: every reply text of the turn, joined."""
+
+    def assistant_messages(self: Transcript) -> tuple[str, ...]:
+        messages = original(self)
+        return ("\n".join(messages),) if messages else ()
+
+    return assistant_messages
+
+
 def always_soft_completion(original: Callable[..., bool]) -> Callable[..., bool]:
     def soft_completion_allowed(reading: str, *, ask_user_signaled: bool) -> bool:
         return True
