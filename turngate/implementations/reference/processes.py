@@ -213,9 +213,8 @@ class OneShot:
         linger_until: float | None = None  # its turn is over but it has not exited
         watch = (
             _TurnWatch(
-                lambda: (
-                    readers.read(engine, capture.peek("stdout"), capture.peek("stderr")).turn_end()
-                    is not None
+                lambda: turn_over(
+                    engine, readers.read(engine, capture.peek("stdout"), capture.peek("stderr"))
                 )
             )
             if engine
@@ -411,7 +410,7 @@ class Resident:
     def _turn_ends(self, options: Mapping[str, Any]) -> bool:
         out, err = bytes(self._buffers["stdout"]), bytes(self._buffers["stderr"])
         self.scanned_bytes += len(out) + len(err)
-        return readers.read(self.engine, out, err, **options).turn_end() is not None
+        return turn_over(self.engine, readers.read(self.engine, out, err, **options))
 
     def _settle(self) -> None:
         """Let the other pipe catch up: its end-of-turn signal can arrive before the reply text.
@@ -454,6 +453,15 @@ class Resident:
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
+
+
+def turn_over(engine: str, transcript: readers.Transcript) -> bool:
+    """Whether the stream shows the end of the engine's turn. opencode ends every *step* of a turn
+    with step_finish, and only reason "stop" ends the turn (ENGINE_FORMATS.md): "tool-calls" closes a
+    step the turn goes on after (the model is asked again, which can take a while), "unknown" one
+    it asks the model again after. Every other engine's end-of-turn signal ends the turn, failed or not."""
+    end = transcript.turn_end()
+    return end is not None and (end.ok or engine != "opencode")
 
 
 class _TurnWatch:
