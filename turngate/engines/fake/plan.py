@@ -120,6 +120,8 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
                 answer.append(step)
                 emit(fmt.step(step))
             case {"sleep": seconds}:
+                # what the engine writes before it waits (opencode ends a tool call's step at once)
+                emit(getattr(fmt, "before_pause", list)())
                 operations.append(Pause(seconds))
             case {"detach": seconds}:
                 operations.append(Detach(seconds))

@@ -31,6 +31,7 @@ BUILD_PATCH: Final = "turngate.implementations.reference.lifecycle:build_patch"
 ONE_SHOT_WAIT: Final = "turngate.implementations.reference.processes:OneShot.wait"
 CAPTURE_ADD: Final = "turngate.implementations.reference.processes:_Capture.add"
 ASSISTANT_MESSAGES: Final = "turngate.engines.readers.events:Transcript.assistant_messages"
+TURN_OVER: Final = "turngate.implementations.reference.processes:turn_over"
 
 # Sentence ID prefixes.
 LIFE: Final = "interactive-run-lifecycle"
@@ -249,6 +250,13 @@ _ALL: Final = (
         "the turn's assistant messages are joined into one: an answer the CLI printed again after a"
         " retry is read twice, in the prompt and in the output",
         Replacement(ASSISTANT_MESSAGES, p.messages_joined),
+    ),
+    _mutant(
+        "step-end-is-turn-end",
+        (f"{LIFE}/completion-gate-by-mode/interactive-success#then",),
+        "any end-of-step signal ends the turn: opencode's step_finish after a tool call (tool-calls), so"
+        " an engine whose model is slow to answer after it is stopped and the turn failed",
+        Replacement(TURN_OVER, p.any_turn_end_ends_the_turn),
     ),
     _mutant(
         "heading-reading-ignored",

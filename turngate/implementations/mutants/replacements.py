@@ -146,6 +146,17 @@ def messages_joined(
     return assistant_messages
 
 
+def any_turn_end_ends_the_turn(
+    original: Callable[[str, Transcript], bool],
+) -> Callable[[str, Transcript], bool]:
+    """``processes.turn_over`` taking every end-of-turn event for the turn's end, whatever its reason."""
+
+    def turn_over(engine: str, transcript: Transcript) -> bool:
+        return transcript.turn_end() is not None
+
+    return turn_over
+
+
 def always_soft_completion(original: Callable[..., bool]) -> Callable[..., bool]:
     def soft_completion_allowed(reading: str, *, ask_user_signaled: bool) -> bool:
         return True

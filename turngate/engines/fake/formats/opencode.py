@@ -38,6 +38,7 @@ class EventFormat:
         self.message_count = 0
         self.message_id = self._next_message_id()
         self.after_tool = False  # a tool call ends a step: the next answer is a new step (real 1.18.33)
+        self.step_finished = False  # that step's step_finish already written (before a pause)
 
     def _next_message_id(self) -> str:
         self.message_count += 1
@@ -62,9 +63,19 @@ class EventFormat:
         if not self.after_tool:
             return []
         self.after_tool = False
-        finished = self._step_finish("tool-calls")
+        finished = [] if self.step_finished else [self._step_finish("tool-calls")]
+        self.step_finished = False
         self.message_id = self._next_message_id()
-        return [finished, self._event("step_start", part=self._part("step-start"))]
+        return [*finished, self._event("step_start", part=self._part("step-start"))]
+
+    def before_pause(self) -> list[tuple[int, bytes]]:
+        """1.18.33 ends a tool call's step as soon as the tool has run (step_finish "tool-calls"); the
+        next step starts when the model answers. A pause after a tool (a slow model) comes between
+        them: the same lines, written when the real CLI writes them."""
+        if not self.after_tool or self.step_finished:
+            return []
+        self.step_finished = True
+        return [self._step_finish("tool-calls")]
 
     def _step_finish(self, reason: str) -> tuple[int, bytes]:
         input_tokens, output_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
