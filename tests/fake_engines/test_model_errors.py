@@ -334,3 +334,31 @@ def test_split_inside_reaches_the_reader_as_two_writes(bench: EngineBench) -> No
     rest, _ = process.communicate()
     assert first.endswith(b"\xf0")  # the emoji's first byte, and no more yet
     assert (first + rest).decode("utf-8").count("Grüße 👋?") == 1
+
+
+def test_opencode_ends_a_tool_step_before_a_pause_and_writes_the_same_lines(bench: EngineBench) -> None:
+    """1.18.33 writes step_finish "tool-calls" once the tool has run; the next step starts when the
+    model answers. A pause after a tool comes between the two, and the lines are those without it."""
+    tool = {"tool": {"name": "bash", "input": {"command": "ls"}, "output": "SKILL.md\n"}}
+    bench.case("slow", turns=[{"steps": [tool, {"sleep": 1.0}, {"say": ANSWER}]}])
+    bench.case("fast", turns=[{"steps": [tool, {"say": ANSWER}]}])
+    process = bench.start("opencode", first_turn_args("opencode", "tg-case-slow"))
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    time.sleep(0.6)
+    early = os.read(process.stdout.fileno(), 1 << 20)
+    rest, _ = process.communicate()
+    assert _types(early) == ["step_start:step-start", "tool_use:tool", "step_finish:step-finish"]
+    again = bench.run(
+        "opencode", first_turn_args("opencode", "tg-case-slow"), TURNGATE_STATE=str(bench.root / "s2")
+    )
+    assert early + rest == again.stdout  # a fresh state folder: the same ids and times
+    fast = bench.run(
+        "opencode", first_turn_args("opencode", "tg-case-fast"), TURNGATE_STATE=str(bench.root / "s3")
+    )
+
+    def shape(stdout: bytes) -> list[tuple[str, object, object]]:
+        lines = [json.loads(line) for line in stdout.decode().splitlines()]
+        return [(line["type"], line["part"].get("reason"), line["part"].get("text")) for line in lines]
+
+    assert shape(again.stdout) == shape(fast.stdout)
