@@ -14,9 +14,7 @@ from turngate.engines.real.lock import Pin, select
 from turngate.engines.real.npm_install import write_launchers
 from turngate.tools.realengines.fidelity import (
     FIDELITY_SCRIPTS,
-    VARIANTS,
     Script,
-    compare,
     load_script_yaml,
     play,
 )
@@ -33,7 +31,7 @@ def test_every_difference_from_the_fake_is_a_named_variant(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
 ) -> None:
     from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-    from turngate.tools.realengines.fidelity import Difference, classify
+    from turngate.tools.realengines.fidelity import compare_script
 
     installed(pin)
     scripts = tmp_path / "scripts"
@@ -59,11 +57,8 @@ def test_every_difference_from_the_fake_is_a_named_variant(
                 if pin.engine == "codex" and pin.version in EMULATED_VERSIONS:
                     env["TURNGATE_EMULATE"] = pin.name
             sides[side] = play(pin.engine, mode, script, tmp_path / side, cwd, env)
-    unexplained = [
-        text
-        for _, text in compare(sides["real"], sides["fake"])
-        if classify(Difference(pin.engine, pin.version, script.case, mode, 0, text), VARIANTS).variant is None
-    ]
+    found = compare_script(pin.engine, pin.version, mode, script, sides["real"], sides["fake"])
+    unexplained = [difference.text for difference in found if difference.variant is None]
     assert not unexplained, unexplained
     assert len(sides["real"]) == len(script.document["turns"])
 

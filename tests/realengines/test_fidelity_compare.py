@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from turngate.engines.real.shapes import events
-from turngate.tools.realengines.fidelity import VARIANTS, Difference, TurnOutput, classify, compare
+from turngate.tools.realengines.fidelity import Difference, TurnOutput, classify, compare
+from turngate.tools.realengines.variants import TURN_KINDS, VARIANTS, TurnContext, TurnFacts
 
 
 def lines(*documents: object) -> bytes:
@@ -43,7 +44,7 @@ def test_keys_kinds_order_streams_and_exit_codes_do() -> None:
         'stdout: item.completed:command_execution: item.status: real "completed", fake "failed"',
         "stdout: only in real: item.completed:agent_message",
         "stdout: turn.completed: keys only in real: usage.reasoning_output_tokens",
-        "stderr: real text, fake silent",
+        "stderr: line only in real: notice",
     ]
 
 
@@ -52,15 +53,53 @@ def test_a_pretty_document_after_noise_is_one_document() -> None:
     assert [label for label, _ in events(data)] == ["text", "document"]
 
 
-def test_differences_are_explained_only_by_a_variant_for_their_engine() -> None:
+def test_stderr_lines_are_compared_one_by_one_and_a_document_on_it_by_shape() -> None:
+    document = json.dumps({"session_id": "s", "error": {"type": "Error", "message": "m"}}, indent=2)
+    real = [TurnOutput(b"", f"YOLO mode is enabled.\nTrace\n{document}\n".encode(), 1)]
+    fake = [TurnOutput(b"", b"YOLO mode is enabled.\nOther\n", 1)]
+    assert [text for _, text in compare(real, fake)] == [
+        "stderr: only in real: document",
+        "stderr: line only in real: Trace",
+        "stderr: line only in fake: Other",
+    ]
+
+
+def _context(engine: str, *kinds: str, mode: str = "json", stdout: bytes = b"") -> TurnContext:
+    return TurnContext(engine, mode, TurnFacts(frozenset({"any", *kinds})), stdout, b"")
+
+
+def test_differences_are_explained_only_by_a_variant_for_their_engine_and_turn() -> None:
     text = "stdout: line error in real where fake has item.completed:error"
-    assert classify(Difference("codex", "0.169.0", "s", "json", 1, text)).variant == "codex-api-error-event"
-    assert classify(Difference("gemini", "0.61.0", "s", "json", 1, text)).variant is None
-    unknown = "stdout: only in real: turn.surprise"
-    assert classify(Difference("codex", "0.169.0", "s", "json", 1, unknown)).variant is None
+    failed = lines({"type": "error", "message": "m"}, {"type": "turn.failed", "error": {"message": "m"}})
+    difference = Difference("codex", "0.169.0", "s", "json", 1, text)
+    (explained,) = classify([difference], _context("codex", "error-turn", stdout=failed))
+    assert explained.variant == "codex-api-error-event"
+    (other_engine,) = classify([difference], _context("gemini", "error-turn", stdout=failed))
+    assert other_engine.variant is None
+    (not_an_error_turn,) = classify([difference], _context("codex", stdout=failed))
+    assert not_an_error_turn.variant is None
+    extra = lines(
+        {"type": "error", "message": "m", "code": 4}, {"type": "turn.failed", "error": {"message": "m"}}
+    )
+    (extra_key,) = classify([difference], _context("codex", "error-turn", stdout=extra))
+    assert extra_key.variant is None
+    unknown = Difference("codex", "0.169.0", "s", "json", 1, "stdout: only in real: turn.surprise")
+    assert classify([unknown], _context("codex", "error-turn")) == [unknown]
 
 
-def test_every_variant_has_a_reason_and_a_distinct_name() -> None:
-    names = [variant.name for variant in VARIANTS]
-    assert len(names) == len(set(names))
-    assert all(len(variant.reason) > 40 and variant.engines for variant in VARIANTS)
+def test_a_stderr_notice_is_excused_whole_never_as_a_prefix() -> None:
+    notice = "stderr: line only in real: YOLO mode is enabled. All tool calls will be automatically approved."
+    context = _context("gemini")
+    found = [Difference("gemini", "0.61.0", "s", "json", 1, text) for text in (notice, notice + " And more.")]
+    assert [d.variant for d in classify(found, context)] == ["gemini-stderr-notices", None]
+
+
+def test_every_variant_has_a_reason_a_source_and_a_distinct_name_per_engine() -> None:
+    pairs = [(variant.name, engine) for variant in VARIANTS for engine in variant.engines]
+    assert len(pairs) == len(set(pairs))
+    for variant in VARIANTS:
+        assert len(variant.reason) > 40 and variant.engines and variant.source, variant.name
+        assert variant.when in TURN_KINDS
+        assert variant.excuses or variant.derived is not None, variant.name
+        assert (variant.holds is None) == (not variant.requires), variant.name
+        assert (variant.derived is None) == (not variant.derived_text), variant.name

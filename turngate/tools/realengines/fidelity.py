@@ -24,8 +24,8 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,6 +40,15 @@ from turngate.engines.real.lock import Pin, default_cache, read_lock, select
 from turngate.engines.real.npm_install import write_launchers
 from turngate.engines.real.shapes import events
 from turngate.implementations.reference.commands import CommandOptions, build_command
+from turngate.tools.realengines.variants import (
+    VARIANTS,
+    TurnContext,
+    Variant,
+    explain,
+    stderr_notice,
+    stderr_parts,
+    turn_facts,
+)
 
 FIDELITY_SCRIPTS: Final = Path(__file__).with_name("fidelity_scripts")
 EXAMPLES: Final = Path(__file__).resolve().parents[2] / "engines" / "fake" / "examples"
@@ -53,19 +62,6 @@ MODES: Final[Mapping[str, tuple[str, ...]]] = {
     "gemini": ("stream-json", "json"),
     "opencode": ("json",),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A known, accepted difference between a real CLI and the fake: matched on the difference text."""
-
-    name: str
-    engines: tuple[str, ...]
-    pattern: str  # a regular expression searched in Difference.text
-    reason: str
-
-    def explains(self, difference: Difference) -> bool:
-        return difference.engine in self.engines and re.search(self.pattern, difference.text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,105 +101,28 @@ class EngineReport:
         return [d for d in self.differences if d.variant is None]
 
 
-# The named variants: what the real CLIs do that the fakes do not model, and why that is acceptable.
-ALL: Final = ("codex", "gemini", "opencode")
-VARIANTS: Final[tuple[Variant, ...]] = (
-    Variant(
-        "stderr-notices",
-        ALL,
-        r"^stderr: real (text|document\+text), fake silent$",
-        "the real CLIs write notices on stderr (codex: 'Reading additional input from stdin...' and a"
-        " PATH-alias warning; gemini: 'YOLO mode is enabled…', colour and ripgrep warnings, startup"
-        " metrics, API error stack traces); the fake writes stderr only where a script asks for noise."
-        " Gates read stdout; stderr noise hazards are scripted explicitly (corpus, catalog)",
-    ),
-    Variant(
-        "every-tool-is-a-shell-call",
-        ALL,
-        r"command_execution in real where fake has item\.\w+:mcp_tool_call"
-        r"|keys only in (real|fake): (parameters|part\.state\.input)\.",
-        "the model server plays every scripted tool as a call of the CLI's own shell tool, with the"
-        " arguments that tool declares (command, description) and a command that prints the scripted"
-        " output; the fake shows the script's tool name and input as given (an MCP tool in codex)."
-        " MCP servers are not configured for the real CLIs",
-    ),
-    Variant(
-        "failed-command-is-a-completed-call",
-        ("gemini", "opencode"),
-        r'tool_result: status: real "success", fake "error"'
-        r'|part\.state\.status: real "completed", fake "error"'
-        r"|tool_use:tool: keys only in real: part\.state\.metadata, part\.state\.output"
-        r"|tool_use:tool: keys only in fake: part\.state\.error",
-        "a shell command that exits non-zero is a successful tool call for gemini and opencode (the exit"
-        " code is in the output); the fake's `status: error` is a tool that itself failed, which a"
-        " model cannot make a real CLI do",
-    ),
-    Variant(
-        "codex-api-error-event",
-        ("codex",),
-        r"line error in real where fake has item\.completed:error",
-        "codex reports a model API error (a 4xx) as a top-level `error` event carrying the provider's"
-        " body, then `turn.failed`; the fake's non-transient `error` step is an `error` item, the kind"
-        " codex uses for its own errors (unknown model metadata). Both end in turn.failed, exit 1",
-    ),
-    Variant(
-        "gemini-api-error-in-result",
-        ("gemini",),
-        r'only in fake: error$|result: error\.type: real "unknown", fake "Error"',
-        "gemini ends a turn whose model request failed with `result` status error, error.type"
-        ' "unknown", and no `error` event; the fake writes an `error` event first and error.type "Error"',
-    ),
-    Variant(
-        "gemini-exit-is-http-status",
-        ("gemini",),
-        r"exit code: real 144, fake 1",
-        "gemini exits with the API error's HTTP status modulo 256 (400 → 144) and names it as the"
-        " document's code; the fake exits 1 with code 1 unless the script's error step gives a code",
-    ),
-    Variant(
-        "gemini-json-error-on-stderr",
-        ("gemini",),
-        r"only in fake: document$",
-        "in json mode gemini writes an error document on stderr (after a stack trace); the fake writes"
-        " it where `document_stream` says (stdout by default; `document_stream: stderr` is the real"
-        " placement, which the corpus capture json-document-on-stderr covers)",
-    ),
-    Variant(
-        "opencode-error-before-any-step",
-        ("opencode",),
-        r"only in fake: step_start:step-start$",
-        "when the first model request fails, opencode prints the `error` alone, with no step_start; the"
-        " fake starts every turn with step_start",
-    ),
-    Variant(
-        "opencode-api-error-http-details",
-        ("opencode",),
-        r"error: keys only in real: error\.data\.(metadata|responseBody|responseHeaders)",
-        "opencode's APIError carries the HTTP response (responseHeaders, responseBody, metadata) of a"
-        " provider the fake does not have",
-    ),
-    Variant(
-        "opencode-reasoning-needs-thinking",
-        ("opencode",),
-        r"only in fake: reasoning:reasoning$",
-        "opencode 1.18.33 prints reasoning parts only with --thinking, which the documented command line"
-        " does not pass; the fake always prints them, so reasoning echoes of the marker stay testable",
-    ),
-    Variant(
-        "opencode-one-text-part-per-answer",
-        ("opencode",),
-        r"only in fake: text:text$",
-        "opencode makes one text part of one model answer; the fake writes one text event per say step"
-        " (the reply, their concatenation, is the same)",
-    ),
-)
+def classify(
+    differences: Sequence[Difference], context: TurnContext | None, variants: Iterable[Variant] = VARIANTS
+) -> list[Difference]:
+    """One turn's differences, each with the variant that explains it (or none): see variants.py."""
+    names = explain([d.text for d in differences], context, variants)
+    return [replace(d, variant=name) for d, name in zip(differences, names, strict=True)]
 
 
-def classify(difference: Difference, variants: Iterable[Variant] = VARIANTS) -> Difference:
-    for variant in variants:
-        if variant.explains(difference):
-            return Difference(**{**asdict(difference), "variant": variant.name})
-    return difference
+def classify_all(
+    found: Iterable[tuple[int, str]],
+    make: Callable[[int, str], Difference],
+    context_of: Callable[[int], TurnContext | None],
+    variants: Iterable[Variant] = VARIANTS,
+) -> list[Difference]:
+    """compare()'s (turn, text) pairs as classified Differences, turn by turn."""
+    by_turn: dict[int, list[Difference]] = {}
+    for number, text in found:
+        by_turn.setdefault(number, []).append(make(number, text))
+    result: list[Difference] = []
+    for number, differences in by_turn.items():
+        result += classify(differences, context_of(number) if number > 0 else None, variants)
+    return result
 
 
 # Scripts -------------------------------------------------------------------------------------------
@@ -282,29 +201,48 @@ def play(
 # Comparing -----------------------------------------------------------------------------------------
 
 
-def compare(real: list[TurnOutput], fake: list[TurnOutput]) -> Iterator[tuple[int, str]]:
-    """(turn number, difference text) for every shape difference, turn by turn."""
+def compare(
+    real: Sequence[TurnOutput],
+    fake: Sequence[TurnOutput],
+    line: Callable[[str], str] = str,
+    sides: tuple[str, str] = ("real", "fake"),
+) -> Iterator[tuple[int, str]]:
+    """(turn number, difference text) for every shape difference, turn by turn.
+
+    stdout by shape (compare_stream); stderr's JSON lines or document by shape too, and its text
+    lines one by one (``line`` maps each before the comparison: drift names known notices by their
+    variant, so a path in them does not count). ``sides`` names the two in the texts (drift: versions)."""
+    a, b = sides
     if len(real) != len(fake):
-        yield 0, f"turns played: real {len(real)}, fake {len(fake)}"
+        yield 0, f"turns played: {a} {len(real)}, {b} {len(fake)}"
     for number, (mine, theirs) in enumerate(zip(real, fake, strict=False), 1):
         if mine.exit_code != theirs.exit_code:
-            yield number, f"exit code: real {mine.exit_code}, fake {theirs.exit_code}"
-        for text in _compare_stream(mine.stdout, theirs.stdout):
+            yield number, f"exit code: {a} {mine.exit_code}, {b} {theirs.exit_code}"
+        for text in _compare_stream(mine.stdout, theirs.stdout, sides):
             yield number, f"stdout: {text}"
-        real_err, fake_err = _stderr_kind(mine.stderr), _stderr_kind(theirs.stderr)
-        if real_err != fake_err:
-            yield number, f"stderr: real {real_err}, fake {fake_err}"
+        for text in compare_stderr(mine.stderr, theirs.stderr, line, sides):
+            yield number, f"stderr: {text}"
 
 
-def _stderr_kind(data: bytes) -> str:
-    found = events(data)
-    if not found:
-        return "silent"
-    kinds = sorted({label if label in ("text", "document") else "json" for label, _ in found})
-    return "+".join(kinds)
+def compare_stderr(
+    real: bytes, fake: bytes, line: Callable[[str], str] = str, sides: tuple[str, str] = ("real", "fake")
+) -> Iterator[str]:
+    a, b = sides
+    real_lines, real_structured = stderr_parts(real)
+    fake_lines, fake_structured = stderr_parts(fake)
+    yield from _compare_stream(real_structured, fake_structured, sides)
+    mine = list(dict.fromkeys(line(text) for text in real_lines))
+    theirs = list(dict.fromkeys(line(text) for text in fake_lines))
+    for text in mine:
+        if text not in theirs:
+            yield f"line only in {a}: {text}"
+    for text in theirs:
+        if text not in mine:
+            yield f"line only in {b}: {text}"
 
 
-def _compare_stream(real: bytes, fake: bytes) -> Iterator[str]:
+def _compare_stream(real: bytes, fake: bytes, sides: tuple[str, str] = ("real", "fake")) -> Iterator[str]:
+    a, b = sides
     mine, theirs = events(real), events(fake)
     labels_real = [label for label, _ in mine]
     labels_fake = [label for label, _ in theirs]
@@ -314,33 +252,36 @@ def _compare_stream(real: bytes, fake: bytes) -> Iterator[str]:
             pairs = list(zip(range(a0, a1), range(b0, b1), strict=False))
             for i, j in pairs:
                 if mine[i][0] != theirs[j][0]:
-                    yield f"line {mine[i][0]} in real where fake has {theirs[j][0]}"
+                    yield f"line {mine[i][0]} in {a} where {b} has {theirs[j][0]}"
                 else:
-                    yield from _compare_event(mine[i], theirs[j])
+                    yield from _compare_event(mine[i], theirs[j], sides)
             for i in range(a0 + len(pairs), a1):
-                yield f"only in real: {mine[i][0]}"
+                yield f"only in {a}: {mine[i][0]}"
             for j in range(b0 + len(pairs), b1):
-                yield f"only in fake: {theirs[j][0]}"
+                yield f"only in {b}: {theirs[j][0]}"
         elif op == "delete":
             for i in range(a0, a1):
-                yield f"only in real: {mine[i][0]}"
+                yield f"only in {a}: {mine[i][0]}"
         elif op == "insert":
             for j in range(b0, b1):
-                yield f"only in fake: {theirs[j][0]}"
+                yield f"only in {b}: {theirs[j][0]}"
 
 
-def _compare_event(real: tuple[str, dict[str, str]], fake: tuple[str, dict[str, str]]) -> Iterator[str]:
+def _compare_event(
+    real: tuple[str, dict[str, str]], fake: tuple[str, dict[str, str]], sides: tuple[str, str]
+) -> Iterator[str]:
+    a, b = sides
     label, mine = real
     _, theirs = fake
     only_real = sorted(set(mine) - set(theirs))
     only_fake = sorted(set(theirs) - set(mine))
     changed = sorted(key for key in set(mine) & set(theirs) if mine[key] != theirs[key])
     if only_real:
-        yield f"{label}: keys only in real: {', '.join(only_real)}"
+        yield f"{label}: keys only in {a}: {', '.join(only_real)}"
     if only_fake:
-        yield f"{label}: keys only in fake: {', '.join(only_fake)}"
+        yield f"{label}: keys only in {b}: {', '.join(only_fake)}"
     for key in changed:
-        yield f"{label}: {key}: real {mine[key]}, fake {theirs[key]}"
+        yield f"{label}: {key}: {a} {mine[key]}, {b} {theirs[key]}"
 
 
 # Running ---------------------------------------------------------------------------------------------
@@ -402,17 +343,49 @@ def _run_pin(
                         env["TURNGATE_EMULATE"] = pin.name
                 outputs = play(pin.engine, mode, script, real_bin if side == "real" else fake_bin, cwd, env)
                 sides[side] = outputs
-                for number, output in enumerate(outputs, 1):
-                    (where / side / f"turn{number}.stdout").write_bytes(output.stdout)
-                    (where / side / f"turn{number}.stderr").write_bytes(output.stderr)
-            for number, text in compare(sides["real"], sides["fake"]):
-                report.differences.append(
-                    classify(Difference(pin.engine, pin.version, script.case, mode, number, text))
-                )
+                keep_turns(where / side, outputs)
+            report.differences += compare_script(
+                pin.engine, pin.version, mode, script, sides["real"], sides["fake"]
+            )
         report.played.append(script.case)
         if progress is not None:
             progress(pin, script)
     return report
+
+
+def keep_turns(folder: Path, outputs: Sequence[TurnOutput]) -> None:
+    """turnN.stdout, turnN.stderr and turnN.exit (the exit code, or "killed") per turn, for --keep."""
+    for number, output in enumerate(outputs, 1):
+        (folder / f"turn{number}.stdout").write_bytes(output.stdout)
+        (folder / f"turn{number}.stderr").write_bytes(output.stderr)
+        code = "killed" if output.exit_code is None else str(output.exit_code)
+        (folder / f"turn{number}.exit").write_text(code + "\n", encoding="utf-8")
+
+
+def compare_script(
+    engine: str,
+    version: str,
+    mode: str,
+    script: Script,
+    real: Sequence[TurnOutput],
+    fake: Sequence[TurnOutput],
+    *,
+    first_turn: int = 1,
+    variants: Iterable[Variant] = VARIANTS,
+) -> list[Difference]:
+    """The classified differences of one script's turns (``real[0]`` is turn ``first_turn``)."""
+    compiled = normalise(dict(script.document), script.case)
+
+    def context(number: int) -> TurnContext:
+        turn = number + first_turn - 1
+        output = real[number - 1] if number <= len(real) else TurnOutput(b"", b"", None)
+        return TurnContext(engine, mode, turn_facts(compiled, turn), output.stdout, output.stderr)
+
+    def difference(number: int, text: str) -> Difference:
+        turn = number + first_turn - 1 if number > 0 else 0
+        return Difference(engine, version, script.case, mode, turn, text)
+
+    return classify_all(compare(real, fake), difference, context, variants)
 
 
 def render(reports: list[EngineReport]) -> str:
@@ -425,8 +398,9 @@ def render(reports: list[EngineReport]) -> str:
             f" {len(report.differences)} differences: {len(report.differences) - len(unexplained)} explained"
             f" by {len(counted)} named variants, {len(unexplained)} unexplained"
         )
+        engine = report.pin.split("@")[0]
         for name, count in sorted(counted.items()):
-            variant = next(v for v in VARIANTS if v.name == name)
+            variant = next(v for v in VARIANTS if v.name == name and engine in v.engines)
             lines.append(f"  variant {name} ({count}): {variant.reason}")
         seen: set[tuple[str, str]] = set()
         for difference in unexplained:
@@ -460,18 +434,22 @@ def main(args: argparse.Namespace) -> int:
     reports = run_fidelity(pins, cache, chosen, args.keep, progress)
     print(render(reports))
     if args.json:
-        document = [
-            {
-                "pin": r.pin,
-                "played": r.played,
-                "skipped": r.skipped,
-                "differences": [asdict(d) for d in r.differences],
-                "variants": {v.name: v.reason for v in VARIANTS},
-            }
-            for r in reports
-        ]
-        args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(reports, args.json)
     return 1 if any(r.unexplained() for r in reports) else 0
+
+
+def write_json(reports: list[EngineReport], path: Path) -> None:
+    document = [
+        {
+            "pin": r.pin,
+            "played": r.played,
+            "skipped": r.skipped,
+            "differences": [asdict(d) for d in r.differences],
+            "variants": {v.name: v.reason for v in VARIANTS if r.pin.split("@")[0] in v.engines},
+        }
+        for r in reports
+    ]
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 # Version drift: two real builds of one engine, the same scripts ------------------------------------
@@ -505,7 +483,25 @@ def run_drift(old: Pin, new: Pin, cache: Path, chosen: list[Script]) -> list[Dif
                         (cwd / "SKILL.md").write_text("# Greet\n", encoding="utf-8")
                         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TURNGATE_STATE": str(where)}
                         sides[pin.name] = play(new.engine, mode, script, root / pin.name / "bin", cwd, env)
-                    for number, text in compare(sides[new.name], sides[old.name]):
-                        text = text.replace("real", new.version).replace("fake", old.version)
+                    for number, text in drift_compare(new, old, sides[new.name], sides[old.name]):
                         found.append(Difference(new.engine, new.version, script.case, mode, number, text))
     return found
+
+
+def notice_line(engine: str) -> Callable[[str], str]:
+    """A stderr line as drift compares it: a notice a variant names is that variant's quoted example
+    (its paths, times and ports do not count); any other line as it is."""
+
+    def canonical(line: str) -> str:
+        known = stderr_notice(engine, line)
+        return f"{known[1]} [{known[0]}]" if known else line
+
+    return canonical
+
+
+def drift_compare(
+    new: Pin, old: Pin, new_turns: Sequence[TurnOutput], old_turns: Sequence[TurnOutput]
+) -> Iterator[tuple[int, str]]:
+    """compare() of two builds' turns, the texts naming the versions (``new`` first)."""
+    sides = (new.version, old.version) if new.version != old.version else (new.name + " (new)", old.name)
+    return compare(new_turns, old_turns, notice_line(new.engine), sides)

@@ -1,0 +1,555 @@
+"""Fidelity's named variants: each a known, accepted difference between a real CLI and its fake, exactly.
+
+A variant excuses a difference only when all of these hold:
+
+- the engine is one of its ``engines`` and the document format one of its ``modes`` (gemini);
+- the script's turn is of the kind it names (``when``: an error turn, a turn with text, a turn
+  with a tool of another name than the shell's...), read off the script, not off the output;
+- the difference's whole text is one of its ``excuses``: an exact text, or, only for stderr
+  lines whose paths, times or provider bodies vary, a full-match pattern (never a prefix: a key,
+  event or line more than the excuse names stays unexplained);
+- what the real output must show for the excuse to be true (``holds``, said in words in
+  ``requires``) is there, and, for a ``together`` variant, every one of its excuses is found in
+  that turn (a document missing from stdout is excused only where it is found on stderr).
+
+Each excuse quotes the real CLI (``source``: the capture in ``corpus/`` or the CLI's own file and
+line); docs/real-engines.md tables them per engine. tests/realengines/test_variants_cannot_hide.py
+proves none of them explains a deliberate format change applied to the real captures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from turngate.engines.modelserver.rounds import rounds_of
+from turngate.engines.real.shapes import events
+
+# The script kinds a variant may be limited to (``Variant.when``); a turn has every kind that fits it.
+TURN_KINDS: Final[Mapping[str, str]] = {
+    "any": "every turn",
+    "error-turn": "a turn whose model request fails (an `error` step, or `end: failed`)",
+    "first-answer-error": "a turn whose first model request fails (no answer before the error)",
+    "text-turn": "a turn with at least one model answer carrying text (`say`, `ask_user`)",
+    "think-turn": "a turn with a `think` step",
+    "tool-turn": "a turn with a `tool` step",
+    "other-tool-turn": "a turn with a `tool` step not named `bash` or `shell` (MCP in the fake codex)",
+    "failed-tool-turn": "a turn with a `tool` step whose command fails (`status: error`)",
+}
+# The tool names the fake codex prints as `command_execution` (turngate/engines/fake/formats/codex.py).
+SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
+# The arguments the real CLIs' shell tools declare, which the model server fills for every tool.
+SHELL_TOOL_ARGUMENTS: Final = frozenset({"command", "description"})
+LINE_ONLY_IN_REAL: Final = "stderr: line only in real: "
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What one scripted turn holds, as the variants read it."""
+
+    kinds: frozenset[str]
+    tool_inputs: tuple[frozenset[str], ...] = ()  # each scripted tool's input keys, in order
+    text_answers: int = 0  # model answers (rounds) of the turn that carry text
+
+
+def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
+    """The facts of turn ``number`` (1-based) of a compiled script (turngate/engines/fake/compiler.py)."""
+    turns = compiled["turns"]
+    if not 1 <= number <= len(turns):
+        return TurnFacts(frozenset({"any"}))
+    turn = turns[number - 1]
+    rounds = rounds_of(turn)
+    kinds = {"any"}
+    tools = [step["tool"] for step in turn["steps"] if "tool" in step]
+    if any(r.error for r in rounds):
+        kinds.add("error-turn")
+    if rounds[0].error and not rounds[0].text and rounds[0].tool is None:
+        kinds.add("first-answer-error")
+    if any(r.text for r in rounds):
+        kinds.add("text-turn")
+    if any(r.thinking for r in rounds):
+        kinds.add("think-turn")
+    if tools:
+        kinds.add("tool-turn")
+    if any(tool["name"] not in SHELL_TOOL_NAMES for tool in tools):
+        kinds.add("other-tool-turn")
+    if any(tool.get("exit_code", 0) != 0 for tool in tools):
+        kinds.add("failed-tool-turn")
+    return TurnFacts(
+        frozenset(kinds),
+        tuple(frozenset(tool["input"]) for tool in tools),
+        sum(1 for r in rounds if r.text),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """One turn as a variant sees it: the engine, its document format, the script's turn, the real output."""
+
+    engine: str
+    mode: str
+    facts: TurnFacts
+    real_stdout: bytes = b""
+    real_stderr: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Excuse:
+    """One difference text a variant excuses: exactly ``text``; or, where ``pattern`` is given (stderr
+    lines with paths, times or a provider's body in them), any text the pattern matches whole.
+    ``text`` is then a real example of it."""
+
+    text: str
+    pattern: str | None = None
+
+    def matches(self, difference: str) -> bool:
+        if self.pattern is None:
+            return difference == self.text
+        return re.fullmatch(self.pattern, difference) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An event of the real output a variant lets stand where the fake has another (or none on that
+    stream), so compare() never holds its keys against the fake's: its exact key paths instead."""
+
+    stream: str  # stdout or stderr
+    label: str  # shapes.line_label, "document" for a JSON document
+    keys: tuple[str, ...]  # exactly these flattened key paths (shapes.flatten)
+
+    def holds(self, context: TurnContext) -> bool:
+        if self.stream == "stdout":
+            found = events(context.real_stdout)
+        else:
+            found = events(stderr_parts(context.real_stderr)[1])
+        mine = [set(shape) for label, shape in found if label == self.label]
+        return bool(mine) and all(keys == set(self.keys) for keys in mine)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A known, accepted difference between a real CLI and the fake, and exactly what it excuses."""
+
+    name: str
+    engines: tuple[str, ...]
+    when: str  # a TURN_KINDS key
+    excuses: tuple[Excuse, ...]
+    reason: str
+    source: str  # where the real behaviour is quoted from
+    modes: tuple[str, ...] = ()  # the document formats (gemini); () every
+    derived: Callable[[TurnContext], tuple[str, ...]] | None = None  # exact texts read off the script
+    derived_text: str = ""  # what ``derived`` gives, in words (docs)
+    holds: Callable[[TurnContext], bool] | None = None
+    requires: str = ""  # what ``holds`` checks in the real output, in words (docs)
+    together: bool = False  # every excuse must be found in the turn
+    shapes: tuple[Shape, ...] = ()  # the real events it lets stand, with their exact keys
+
+    def __post_init__(self) -> None:
+        if self.when not in TURN_KINDS:
+            raise ValueError(f"variant {self.name}: when: {self.when!r}: one of {', '.join(TURN_KINDS)}")
+
+    def applies(self, context: TurnContext) -> bool:
+        return (
+            context.engine in self.engines
+            and (not self.modes or context.mode in self.modes)
+            and self.when in context.facts.kinds
+            and (self.holds is None or self.holds(context))
+            and all(shape.holds(context) for shape in self.shapes)
+        )
+
+    def excused(self, text: str, context: TurnContext) -> bool:
+        if any(excuse.matches(text) for excuse in self.excuses):
+            return True
+        return self.derived is not None and text in self.derived(context)
+
+    def complete(self, texts: Sequence[str], context: TurnContext) -> bool:
+        """For a ``together`` variant: every excuse is among the turn's differences."""
+        return all(any(excuse.matches(text) for text in texts) for excuse in self.excuses)
+
+
+def explain(
+    texts: Sequence[str], context: TurnContext | None, variants: Iterable[Variant]
+) -> list[str | None]:
+    """The variant explaining each of one turn's difference texts, or None (unexplained)."""
+    if context is None:  # differences of the whole run (turns played): never a variant's
+        return [None] * len(texts)
+    usable = [
+        variant
+        for variant in variants
+        if variant.applies(context) and (not variant.together or variant.complete(texts, context))
+    ]
+    return [next((v.name for v in usable if v.excused(text, context)), None) for text in texts]
+
+
+# What the real output shows ----------------------------------------------------------------------------
+
+
+def _labels(data: bytes) -> list[str]:
+    return [label for label, _ in events(data)]
+
+
+def stderr_parts(data: bytes) -> tuple[list[str], bytes]:
+    """A stream's text lines (right-stripped, in order), and its JSON lines or document (as events())."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    texts: list[str] = []
+    structured: list[str] = []
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            json.loads(stripped)
+        except ValueError:
+            if stripped.startswith("{"):
+                try:
+                    json.loads("\n".join(lines[index:]))
+                except ValueError:
+                    pass
+                else:
+                    structured.extend(lines[index:])
+                    break
+            texts.append(line.rstrip())
+            continue
+        structured.append(line)
+    return texts, "".join(f"{line}\n" for line in structured).encode()
+
+
+def _no_document_on_stdout(context: TurnContext) -> bool:
+    return "document" not in _labels(context.real_stdout)
+
+
+def _result_status_error(context: TurnContext) -> bool:
+    return any(
+        label == "result" and shape.get("status") == '"error"' for label, shape in events(context.real_stdout)
+    )
+
+
+def _ends_turn_failed(context: TurnContext) -> bool:
+    return "turn.failed" in _labels(context.real_stdout)
+
+
+def _error_alone(context: TurnContext) -> bool:
+    labels = _labels(context.real_stdout)
+    return "error" in labels and not any(label.startswith("step_start") for label in labels)
+
+
+def _one_text_part_per_answer(context: TurnContext) -> bool:
+    answers = context.facts.text_answers
+    return answers >= 1 and _labels(context.real_stdout).count("text:text") == answers
+
+
+def _shell_call_keys(label: str, prefix: str) -> Callable[[TurnContext], tuple[str, ...]]:
+    """For each scripted tool: the shell tool's arguments the real call has and the script's input
+    lacks, and the script's input keys the real call lacks, as compare() words them."""
+
+    def texts(context: TurnContext) -> tuple[str, ...]:
+        found: list[str] = []
+        for keys in context.facts.tool_inputs:
+            only_real = sorted(SHELL_TOOL_ARGUMENTS - keys)
+            only_fake = sorted(keys - SHELL_TOOL_ARGUMENTS)
+            if only_real:
+                found.append(
+                    f"stdout: {label}: keys only in real: {', '.join(prefix + k for k in only_real)}"
+                )
+            if only_fake:
+                found.append(
+                    f"stdout: {label}: keys only in fake: {', '.join(prefix + k for k in only_fake)}"
+                )
+        return tuple(found)
+
+    return texts
+
+
+def _stderr_line(line: str, pattern: str | None = None) -> Excuse:
+    return Excuse(
+        LINE_ONLY_IN_REAL + line, None if pattern is None else re.escape(LINE_ONLY_IN_REAL) + pattern
+    )
+
+
+# The variants ------------------------------------------------------------------------------------------
+
+_COMMAND_EXECUTION: Final = (
+    "item.aggregated_output",
+    "item.command",
+    "item.exit_code",
+    "item.id",
+    "item.status",
+    "item.type",
+    "type",
+)
+GEMINI_BUNDLE: Final = "@google/gemini-cli 0.61.0 bundle/chunk-JDPZ4CE3.js"
+CODEX_CAPTURE: Final = "corpus/codex/real-0.169.0-message/stderr (and every real codex capture, 0.146.1 too)"
+
+VARIANTS: Final[tuple[Variant, ...]] = (
+    Variant(
+        "codex-stderr-notices",
+        ("codex",),
+        "any",
+        (
+            _stderr_line(
+                "WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper"
+                ' binaries under temporary dir "/tmp" (codex_home: AbsolutePathBuf("/tmp/turngate-real-'
+                'capture/codex@0.169.0/json/fid-message/real/codex-home/.codex"))',
+                r"WARNING: proceeding, even though we could not create PATH aliases: Refusing to create"
+                r' helper binaries under temporary dir "[^"\n]+"'
+                r' \(codex_home: AbsolutePathBuf\("[^"\n]+"\)\)',
+            ),
+            _stderr_line("Reading additional input from stdin..."),
+        ),
+        "codex prints two notices on stderr at start: it cannot make its PATH aliases under a temporary"
+        " CODEX_HOME (the launcher's isolated home), and it reads stdin for more input (not on `exec"
+        " resume`); the fake codex prints neither. Only these two lines: any other line is unexplained",
+        CODEX_CAPTURE,
+    ),
+    Variant(
+        "gemini-stderr-notices",
+        ("gemini",),
+        "any",
+        (
+            _stderr_line(
+                "Warning: 256-color support not detected. Using a terminal with at least 256-color support is"
+                " recommended for a better visual experience."
+            ),
+            _stderr_line("YOLO mode is enabled. All tool calls will be automatically approved."),
+            _stderr_line("Ripgrep is not available. Falling back to GrepTool."),
+            _stderr_line("[STARTUP] Phase 'cleanup_ops' was started but never ended. Skipping metrics."),
+            _stderr_line(
+                "[STARTUP] Cannot measure phase 'cleanup_ops': start mark 'startup:cleanup_ops:start'"
+                " not found (likely cleared by reset)."
+            ),
+        ),
+        "gemini prints start-up notices on stderr (no 256 colours on a pipe, --yolo, no ripgrep, and,"
+        " depending on timing, two start-up metrics warnings); the fake gemini prints none. Only these"
+        " five lines: any other line is unexplained",
+        "corpus/gemini/real-0.61.0-*/stderr lines 1-4; the two [STARTUP] lines: live fidelity runs"
+        f" (e.g. fid-error, turn 1), printed by {GEMINI_BUNDLE}:288127 and :288153; the others by"
+        f" :390284, bundle/gemini-3HFX2LNT.js:8394, chunk-JDPZ4CE3.js:380952",
+    ),
+    Variant(
+        "gemini-api-error-report-on-stderr",
+        ("gemini",),
+        "error-turn",
+        (
+            _stderr_line(
+                "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-"
+                "Turn.run-sendMessageStream-2026-11-23T07-21-17-204Z.json _ApiError:"
+                ' {"error":{"code":400,"message":"scripted failure: quota exhausted",'
+                '"status":"INVALID_ARGUMENT"}}',
+                r"Error when talking to Gemini API Full report available at: \S+/gemini-client-error-"
+                r'Turn\.run-sendMessageStream-[\w-]+\.json _ApiError: \{"error":\{"code":400,"message":'
+                r'"(?:[^"\\]|\\.)*","status":"INVALID_ARGUMENT"\}\}',
+            ),
+            _stderr_line(
+                "    at throwErrorIfNotOK (file://<home>/.cache/turngate/engines/gemini@0.61.0/node_modules/"
+                "@google/gemini-cli/bundle/chunk-JDPZ4CE3.js:267833:24)",
+                r"    at (?:async )?(?:[\w.$<>]+ \()?(?:file://\S*/@google/gemini-cli/bundle/[\w-]+\.js"
+                r"|node:internal/[\w/]+):\d+:\d+\)?(?: \{)?",
+            ),
+            _stderr_line("  status: 400"),
+            _stderr_line("}"),
+        ),
+        "when the model answers 400, gemini prints the API error, the path of its full report, a stack"
+        " trace in its own bundle and the status on stderr; the fake gemini prints no trace. Only on a"
+        " turn whose model request fails, only frames of gemini-cli's bundle or node:internal",
+        "corpus/gemini/real-0.61.0-json-error/stderr and real-0.61.0-stream-json-error/stderr lines"
+        f" 5-17; printed by {GEMINI_BUNDLE}:333117 and :307838",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("codex",),
+        "other-tool-turn",
+        (
+            Excuse(
+                "stdout: line item.started:command_execution in real where fake has"
+                " item.started:mcp_tool_call"
+            ),
+            Excuse(
+                "stdout: line item.completed:command_execution in real where fake has"
+                " item.completed:mcp_tool_call"
+            ),
+        ),
+        "the model server plays every scripted tool as a call of the CLI's own shell tool; the fake codex"
+        " prints a tool of another name than bash or shell as an MCP tool call. MCP servers are not"
+        " configured for the real CLIs",
+        "live fidelity runs, fid-mcp-tool and engine-format/tool-echo/codex, turn 1 (no capture has an"
+        " MCP tool); the command_execution keys: corpus/codex/real-0.169.0-tool-echo/stdout lines 3-4",
+        shapes=(
+            Shape("stdout", "item.started:command_execution", _COMMAND_EXECUTION),
+            Shape("stdout", "item.completed:command_execution", _COMMAND_EXECUTION),
+        ),
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("gemini",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as gemini's run_shell_command with the arguments it"
+        " declares (command, description); the fake gemini shows the script's tool input as given",
+        "live fidelity runs, fid-mcp-tool and fid-tool-echo (stream-json), turn 1; the arguments"
+        " (command, description) as the model server sends them (turngate/engines/modelserver/)",
+        modes=("stream-json",),
+        derived=_shell_call_keys("tool_use", "parameters."),
+        derived_text="for each scripted tool: `stdout: tool_use: keys only in real: parameters.K` for"
+        " exactly the shell arguments (command, description) its input lacks, `... keys only in fake:"
+        " parameters.K` for exactly its input keys that are not shell arguments",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("opencode",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as opencode's bash tool with the arguments it"
+        " declares (command, description); the fake opencode shows the script's tool input as given",
+        "live fidelity runs, fid-mcp-tool, turn 1",
+        derived=_shell_call_keys("tool_use:tool", "part.state.input."),
+        derived_text="for each scripted tool: `stdout: tool_use:tool: keys only in real: part.state.input.K`"
+        " for exactly the shell arguments (command, description) its input lacks, `... keys only in"
+        " fake: part.state.input.K` for exactly its input keys that are not shell arguments",
+    ),
+    Variant(
+        "failed-command-is-a-completed-call",
+        ("gemini",),
+        "failed-tool-turn",
+        (Excuse('stdout: tool_result: status: real "success", fake "error"'),),
+        "a shell command that exits non-zero is a successful tool call for gemini (the exit code is in"
+        " the output); the fake's `status: error` is a tool that itself failed, which a model cannot make"
+        " a real CLI do",
+        "live fidelity run, fid-tool-failed (stream-json), turn 1",
+        modes=("stream-json",),
+    ),
+    Variant(
+        "failed-command-is-a-completed-call",
+        ("opencode",),
+        "failed-tool-turn",
+        (
+            Excuse('stdout: tool_use:tool: part.state.status: real "completed", fake "error"'),
+            Excuse("stdout: tool_use:tool: keys only in real: part.state.metadata, part.state.output"),
+            Excuse("stdout: tool_use:tool: keys only in fake: part.state.error"),
+        ),
+        "a shell command that exits non-zero is a completed tool call for opencode (its output and"
+        " metadata hold the exit code); the fake's `status: error` with `error` is a tool that itself"
+        " failed, which a model cannot make a real CLI do",
+        "live fidelity run, fid-tool-failed, turn 1",
+    ),
+    Variant(
+        "codex-api-error-event",
+        ("codex",),
+        "error-turn",
+        (Excuse("stdout: line error in real where fake has item.completed:error"),),
+        "codex reports a model API error (a 4xx) as a top-level `error` event carrying the provider's"
+        " body, then `turn.failed`; the fake's non-transient `error` step is an `error` item, the kind"
+        " codex uses for its own errors (unknown model metadata). Both end in turn.failed, exit 1",
+        "corpus/codex/real-0.169.0-error/stdout line 3 (and real-0.146.1-error)",
+        holds=_ends_turn_failed,
+        requires="the real turn ends with `turn.failed`",
+        shapes=(Shape("stdout", "error", ("message", "type")),),
+    ),
+    Variant(
+        "gemini-api-error-in-result",
+        ("gemini",),
+        "error-turn",
+        (
+            Excuse("stdout: only in fake: error"),
+            Excuse('stdout: result: error.type: real "unknown", fake "Error"'),
+        ),
+        "gemini ends a stream-json turn whose model request failed with `result` status error, error.type"
+        ' "unknown", and no `error` event; the fake writes an `error` event first and error.type "Error"',
+        "corpus/gemini/real-0.61.0-stream-json-error/stdout, the `result` line",
+        modes=("stream-json",),
+        holds=_result_status_error,
+        requires='the real stdout has a `result` with status "error"',
+    ),
+    Variant(
+        "gemini-exit-is-http-status",
+        ("gemini",),
+        "error-turn",
+        (Excuse("exit code: real 144, fake 1"),),
+        "gemini exits with the API error's HTTP status modulo 256 (the model server's 400 → 144) and names"
+        " it as the document's code; the fake exits 1 with code 1 unless the script's error step gives"
+        " a code",
+        "corpus/gemini/real-0.61.0-*-error/capture.yaml: exit_code: 144",
+    ),
+    Variant(
+        "gemini-json-error-on-stderr",
+        ("gemini",),
+        "error-turn",
+        (Excuse("stdout: only in fake: document"), Excuse("stderr: only in real: document")),
+        "in json mode gemini writes its error document on stderr (after the stack trace) and nothing on"
+        " stdout; the fake writes it where `document_stream` says (stdout by default; `document_stream:"
+        " stderr` is the real placement, which the corpus capture json-document-on-stderr covers)",
+        "corpus/gemini/real-0.61.0-json-error/stderr lines 18-25 (its stdout is empty)",
+        modes=("json",),
+        holds=_no_document_on_stdout,
+        requires="the real stdout has no document",
+        together=True,
+        shapes=(Shape("stderr", "document", ("error.code", "error.message", "error.type", "session_id")),),
+    ),
+    Variant(
+        "opencode-error-before-any-step",
+        ("opencode",),
+        "first-answer-error",
+        (Excuse("stdout: only in fake: step_start:step-start"),),
+        "when the first model request fails, opencode prints the `error` alone, with no step_start; the"
+        " fake starts every turn with step_start",
+        "corpus/opencode/real-1.18.33-error/stdout (one line, the `error`)",
+        holds=_error_alone,
+        requires="the real stdout has an `error` and no step_start",
+    ),
+    Variant(
+        "opencode-api-error-http-details",
+        ("opencode",),
+        "error-turn",
+        (
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.server, error.data.statusCode"
+            ),
+        ),
+        "opencode's APIError carries the HTTP response (statusCode, responseHeaders, responseBody,"
+        " metadata) of a provider the fake does not have: all four are optional in opencode's APIError"
+        " schema, and the fake's APIError is one without an HTTP response; exactly the headers"
+        " turngate's model server sends",
+        "corpus/opencode/real-1.18.33-error/stdout, error.data; the schema in the opencode-ai 1.18.33"
+        " binary: APIError {message, statusCode?, isRetryable, responseHeaders?, responseBody?, metadata?}",
+    ),
+    Variant(
+        "opencode-reasoning-needs-thinking",
+        ("opencode",),
+        "think-turn",
+        (Excuse("stdout: only in fake: reasoning:reasoning"),),
+        "opencode 1.18.33 prints reasoning parts only with --thinking, which the documented command line"
+        " does not pass; the fake always prints them, so reasoning echoes of the marker stay testable",
+        "live fidelity run, fid-think-message, turn 1 (no reasoning part on stdout)",
+    ),
+    Variant(
+        "opencode-one-text-part-per-answer",
+        ("opencode",),
+        "text-turn",
+        (Excuse("stdout: only in fake: text:text"),),
+        "opencode makes one text part of one model answer; the fake writes one text event per say step"
+        " (the reply, their concatenation, is the same)",
+        "corpus/opencode/real-1.18.33-ask-user/stdout: one text part for the say and the ask_user hint",
+        holds=_one_text_part_per_answer,
+        requires="the real stdout has exactly one text part per model answer with text in the script's turn",
+    ),
+)
+
+
+def variant_names(variants: Iterable[Variant] = VARIANTS) -> list[str]:
+    return list(dict.fromkeys(variant.name for variant in variants))
+
+
+def stderr_notice(engine: str, line: str, variants: Iterable[Variant] = VARIANTS) -> tuple[str, str] | None:
+    """(variant, the quoted line) when a variant names ``line`` as one of ``engine``'s stderr lines
+    (whatever the turn); None for a line no variant names."""
+    text = LINE_ONLY_IN_REAL + line
+    for variant in variants:
+        if engine in variant.engines:
+            for excuse in variant.excuses:
+                if excuse.text.startswith(LINE_ONLY_IN_REAL) and excuse.matches(text):
+                    return variant.name, excuse.text.removeprefix(LINE_ONLY_IN_REAL)
+    return None
