@@ -1,4 +1,4 @@
-"""`turngate engines real install|launchers|serve` and `turngate engines fidelity`."""
+"""`turngate engines real install|launchers|serve|capture|drift` and `turngate engines fidelity`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ from typing import Any
 
 from turngate.base.arguments import UsageProblem
 from turngate.engines.real.lock import LockProblem, Pin, default_cache, read_lock, select
+
+
+def _corpus() -> Path:
+    from turngate.base.shipped_data import data_dir
+
+    return data_dir("corpus")
 
 
 def _pins(words: list[str] | None) -> tuple[Pin, ...]:
@@ -87,24 +93,61 @@ def _capture(args: argparse.Namespace) -> int:
     return 0
 
 
+def _saved_pin(word: str) -> Pin:
+    """ENGINE@VERSION as the saved captures name it (no lock entry or install needed)."""
+    engine, _, version = word.partition("@")
+    if not engine or not version:
+        raise UsageProblem(f"{word!r}: ENGINE@VERSION (the versions of the saved captures)")
+    return Pin(engine, "", version, "")
+
+
 def _drift(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from turngate.tools.realengines.fidelity import run_drift, scripts
+    from turngate.tools.realengines.fidelity import Difference, run_drift, scripts
 
-    old, new = _pins([args.old, args.new])
-    found = run_drift(old, new, args.cache, scripts(args.k))
+    found: list[Difference]
+    if args.saved is not None:
+        from turngate.tools.realengines.saved import saved_captures, saved_drift
+
+        old, new = _saved_pin(args.old), _saved_pin(args.new)
+        if old.engine != new.engine:
+            raise UsageProblem(f"drift: {old.name} and {new.name}: not the same engine")
+        have = {capture.pin for capture in saved_captures(args.saved, [old.engine])}
+        for pin in (old, new):
+            if pin.name not in have:
+                there = ", ".join(sorted(have)) or "none"
+                raise UsageProblem(
+                    f"drift --saved {args.saved}: no real captures of {pin.name} (there: {there})"
+                )
+        found = saved_drift(args.saved, old, new)
+    else:
+        old, new = _pins([args.old, args.new])
+        found = run_drift(old, new, args.cache, scripts(args.k))
     counted = Counter((d.mode, d.text) for d in found)
-    print(f"{old.name} -> {new.name}: {len(found)} shape differences, {len(counted)} distinct")
+    where = f" (saved captures in {args.saved})" if args.saved is not None else ""
+    print(f"{old.name} -> {new.name}{where}: {len(found)} shape differences, {len(counted)} distinct")
     for (mode, text), count in sorted(counted.items()):
         example = next(d for d in found if (d.mode, d.text) == (mode, text))
         print(f"  ({count}x, e.g. {example.script} [{mode}] turn {example.turn}) {text}")
-    return 0
+    if not args.fail_on_drift:
+        return 0
+    for difference in found:
+        print(
+            f"drift: {new.engine} {old.version} -> {new.version}: {difference.script} [{difference.mode}]"
+            f" turn {difference.turn}: {difference.text}"
+        )
+    print(f"{'drift found' if found else 'no drift'}: {old.name} -> {new.name}")
+    return 1 if found else 0
 
 
 def _fidelity(args: argparse.Namespace) -> int:
     from turngate.tools.realengines.fidelity import main as fidelity_main
 
+    if args.saved is not None:
+        from turngate.tools.realengines.saved import main as saved_main
+
+        return saved_main(args)
     return fidelity_main(args)
 
 
@@ -148,6 +191,21 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     drift.add_argument("new", metavar="ENGINE@VERSION")
     drift.add_argument("-k", action="append", metavar="GLOB", help="only scripts whose name matches")
     drift.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
+    drift.add_argument(
+        "--saved",
+        type=Path,
+        nargs="?",
+        const=_corpus(),
+        metavar="CORPUS",
+        help="compare the two versions' saved real captures (CORPUS/ENGINE/real-VERSION-*), not live runs:"
+        " no npm (default CORPUS: the shipped corpus)",
+    )
+    drift.add_argument(
+        "--fail-on-drift",
+        action="store_true",
+        help="exit 1 when anything changed between the versions, each change on one line"
+        " (without it: exit 0 whatever is found)",
+    )
     drift.set_defaults(handler=_drift)
 
     fidelity = engine_commands.add_parser(
@@ -158,4 +216,13 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     fidelity.add_argument("--json", type=Path, metavar="F", help="the report as JSON")
     fidelity.add_argument("-k", action="append", metavar="GLOB", help="only scripts whose name matches")
     fidelity.add_argument("--keep", type=Path, metavar="DIR", help="keep every stream pair here")
+    fidelity.add_argument(
+        "--saved",
+        type=Path,
+        nargs="?",
+        const=_corpus(),
+        metavar="CORPUS",
+        help="the saved real captures (CORPUS/ENGINE/real-*) against the fakes, not live runs: no npm"
+        " (default CORPUS: the shipped corpus)",
+    )
     fidelity.set_defaults(handler=_fidelity)

@@ -1,0 +1,98 @@
+"""No named variant can explain a deliberate format change to a real capture: fidelity flags each one.
+
+The saved real captures (corpus/<engine>/real-*/) against the fakes' same turns, offline: first as
+they are (every difference explained by a named variant), then changed as a new build of the CLI
+could change them (turngate/tools/realengines/format_changes.py): a renamed event type, the reply's
+text dropped, the document moved to stderr, an extra key, a moved field, an unknown stderr line.
+Every mutant of every change must leave at least one unexplained difference, on every engine with
+captures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from turngate.tools.drift.sources import CORPUS_DIR
+from turngate.tools.realengines.fidelity import TurnOutput
+from turngate.tools.realengines.format_changes import CHANGES, flagged, matrix
+from turngate.tools.realengines.saved import FakePlayer, SavedCapture, saved_captures, saved_fidelity
+
+CAPTURES = saved_captures(CORPUS_DIR)
+ENGINES = sorted({capture.engine for capture in CAPTURES})
+
+
+@pytest.fixture(scope="module")
+def player(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakePlayer]:
+    yield FakePlayer(tmp_path_factory.mktemp("fakes"))
+
+
+def test_the_corpus_has_real_captures_of_every_engine_turngate_runs_for_real() -> None:
+    assert ENGINES == ["codex", "gemini", "opencode"]
+    assert len(CAPTURES) == 25
+
+
+def test_the_saved_real_captures_show_no_unexplained_difference(player: FakePlayer) -> None:
+    reports = saved_fidelity(CAPTURES, player)
+    assert sorted(report.pin for report in reports) == [
+        "codex@0.146.1",
+        "codex@0.169.0",
+        "gemini@0.61.0",
+        "opencode@1.18.33",
+    ]
+    for report in reports:
+        assert report.differences, f"{report.pin}: the fakes differ from the real CLIs somewhere"
+        assert not report.unexplained(), [(d.script, d.text) for d in report.unexplained()]
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_no_variant_explains_a_deliberate_format_change(engine: str, change: str, player: FakePlayer) -> None:
+    mutants = hidden = 0
+    missed: list[str] = []
+    for capture in (c for c in CAPTURES if c.engine == engine):
+        for mutant in CHANGES[change](capture):
+            mutants += 1
+            if not flagged(capture, mutant, player):
+                hidden += 1
+                missed.append(f"{capture.name}: {mutant.what}")
+    assert mutants, f"{change} applies to no {engine} capture"
+    assert not missed, f"{hidden} of {mutants} mutants explained away: {missed}"
+
+
+def _capture(name: str) -> SavedCapture:
+    return next(capture for capture in CAPTURES if capture.name == name)
+
+
+def _unexplained(capture: SavedCapture, stdout: bytes, stderr: bytes, player: FakePlayer) -> list[str]:
+    changed = TurnOutput(stdout, stderr, capture.output.exit_code)
+    reports = saved_fidelity([capture], player, change=lambda _: changed)
+    return [d.text for report in reports for d in report.unexplained()]
+
+
+def test_an_opencode_build_that_prints_no_text_event_is_flagged(player: FakePlayer) -> None:
+    # The issue's case: 0 unexplained differences while the decision flipped to waiting_user.
+    capture = _capture("opencode/real-1.18.33-message")
+    kept = [line for line in capture.output.stdout.splitlines() if json.loads(line)["type"] != "text"]
+    stdout = b"".join(line + b"\n" for line in kept)
+    assert _unexplained(capture, stdout, capture.output.stderr, player) == ["stdout: only in fake: text:text"]
+
+
+@pytest.mark.parametrize("name", ["message", "tool-echo", "ask-user", "resume"])
+def test_a_gemini_build_that_moves_its_json_document_to_stderr_is_flagged(
+    name: str, player: FakePlayer
+) -> None:
+    # The issue's case: hidden on every single-turn script by a variant meant for error turns.
+    capture = _capture(f"gemini/real-0.61.0-json-{name}")
+    stderr = capture.output.stderr + capture.output.stdout
+    found = _unexplained(capture, b"", stderr, player)
+    assert "stdout: only in fake: document" in found
+    assert "stderr: only in real: document" in found
+
+
+def test_the_matrix_command_prints_every_change_for_every_engine(player: FakePlayer) -> None:
+    cells = matrix(CORPUS_DIR, player)
+    assert {(cell.engine, cell.change) for cell in cells} == {(e, c) for e in ENGINES for c in CHANGES}
+    assert all(cell.mutants and cell.flagged == cell.mutants for cell in cells)

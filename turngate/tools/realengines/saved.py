@@ -1,0 +1,237 @@
+"""Fidelity and drift on the saved real captures (``corpus/<engine>/real-*/``): no npm, no network.
+
+Each real capture (``turngate engines real capture``) is one turn of a fidelity script played by a
+pinned real CLI. Here the fake engine plays the same script (the fake codex emulating that
+version), and that turn is compared with the capture exactly as a live fidelity run compares it
+(fidelity.compare_script: the same shapes, the same named variants). Two versions of one engine
+are compared capture by capture (the same script, turn and document format) for drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from turngate.engines.fake.install import install as install_fakes
+from turngate.engines.real.lock import Pin
+from turngate.tools.realengines.captures import WANTED, Wanted
+from turngate.tools.realengines.fidelity import (
+    FIDELITY_SCRIPTS,
+    Difference,
+    EngineReport,
+    Script,
+    TurnOutput,
+    compare_script,
+    drift_compare,
+    load_script_yaml,
+    play,
+)
+from turngate.tools.realengines.variants import VARIANTS, Variant
+
+# real-<version>-[<format>-]<name>, as captures.capture_all names the folders.
+CAPTURE_FOLDER: Final = re.compile(
+    r"real-(?P<version>\d+(?:\.\d+)+)-(?:(?P<mode>stream-json|json)-)?(?P<name>[a-z][a-z-]*)"
+)
+DEFAULT_MODE: Final = "json"  # codex and opencode print JSON Lines; the folder names no format
+
+
+@dataclass(frozen=True, slots=True)
+class SavedCapture:
+    """One saved real turn: which engine, version, format, fidelity script and turn, and its bytes."""
+
+    folder: Path
+    engine: str
+    version: str
+    mode: str
+    wanted: Wanted
+    output: TurnOutput
+
+    @property
+    def name(self) -> str:
+        return f"{self.engine}/{self.folder.name}"
+
+    @property
+    def pin(self) -> str:
+        return f"{self.engine}@{self.version}"
+
+
+def saved_captures(corpus: Path, engines: Iterable[str] | None = None) -> list[SavedCapture]:
+    """The real captures in ``corpus`` (``ENGINE`` or ``ENGINE@VERSION`` in ``engines`` chooses)."""
+    wanted_by_name = {wanted.name: wanted for wanted in WANTED}
+    chosen = list(engines or ())
+    found: list[SavedCapture] = []
+    for meta in sorted(corpus.glob("*/real-*/capture.yaml")):
+        folder = meta.parent
+        match = CAPTURE_FOLDER.fullmatch(folder.name)
+        if match is None or match["name"] not in wanted_by_name:
+            continue
+        engine = folder.parent.name
+        if chosen and engine not in chosen and f"{engine}@{match['version']}" not in chosen:
+            continue
+        document = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+        stderr = folder / "stderr"
+        output = TurnOutput(
+            (folder / "stdout").read_bytes(),
+            stderr.read_bytes() if stderr.exists() else b"",
+            document.get("exit_code"),
+        )
+        mode = match["mode"] or DEFAULT_MODE
+        found.append(
+            SavedCapture(folder, engine, match["version"], mode, wanted_by_name[match["name"]], output)
+        )
+    return found
+
+
+def versions(corpus: Path) -> dict[str, list[str]]:
+    """Per engine, the versions its real captures were recorded from (oldest first)."""
+    seen: dict[str, set[str]] = {}
+    for capture in saved_captures(corpus):
+        seen.setdefault(capture.engine, set()).add(capture.version)
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split("."))
+
+    return {engine: sorted(found, key=key) for engine, found in sorted(seen.items())}
+
+
+def fidelity_script(name: str) -> Script:
+    document = load_script_yaml(FIDELITY_SCRIPTS / f"{name}.yaml")
+    return Script(document["case"], "fidelity", document, ("codex", "gemini", "opencode"))
+
+
+class FakePlayer:
+    """The fake engines, installed under ``root``, playing the fidelity scripts (each once per
+    engine, version and format: its turns are kept)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        install_fakes(root / "bin")
+        scripts = root / "scripts"
+        scripts.mkdir(parents=True, exist_ok=True)
+        for path in FIDELITY_SCRIPTS.glob("*.yaml"):
+            (scripts / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        self._played: dict[tuple[str, str, str, str], list[TurnOutput]] = {}
+
+    def turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
+
+        key = (engine, version, mode, script.case)
+        if key not in self._played:
+            where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
+            cwd = where / "run"
+            cwd.mkdir(parents=True, exist_ok=True)
+            (cwd / "SKILL.md").write_text(
+                "---\nname: greet\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
+            )
+            env = {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(where / "home"),
+                "TURNGATE_STATE": str(where / "state"),
+                "TURNGATE_SCRIPTS": str(self.root / "scripts"),
+            }
+            if engine == "codex" and version in EMULATED_VERSIONS:
+                env["TURNGATE_EMULATE"] = f"codex@{version}"
+            self._played[key] = play(engine, mode, script, self.root / "bin", cwd, env)
+        return self._played[key]
+
+
+Change = Callable[[SavedCapture], TurnOutput | None]
+
+
+def saved_fidelity(
+    captures: Sequence[SavedCapture],
+    player: FakePlayer,
+    *,
+    change: Change | None = None,
+    variants: Iterable[Variant] = VARIANTS,
+) -> list[EngineReport]:
+    """Per pin: each capture's turn against the fake's same turn, classified. ``change`` (the tests'
+    deliberate format changes) replaces a capture's real output first; None from it skips the capture."""
+    reports: dict[str, EngineReport] = {}
+    chosen = tuple(variants)
+    for capture in captures:
+        report = reports.setdefault(capture.pin, EngineReport(capture.pin))
+        real = capture.output if change is None else change(capture)
+        if real is None:
+            report.skipped[capture.name] = "the change does not apply"
+            continue
+        script = fidelity_script(capture.wanted.script)
+        fake = player.turns(capture.engine, capture.version, capture.mode, script)
+        turn = capture.wanted.turn
+        found = compare_script(
+            capture.engine,
+            capture.version,
+            capture.mode,
+            script,
+            [real],
+            fake[turn - 1 : turn],
+            first_turn=turn,
+            variants=chosen,
+        )
+        report.differences += [replace(d, script=capture.name) for d in found]
+        report.played.append(capture.name)
+    return list(reports.values())
+
+
+def saved_drift(corpus: Path, old: Pin, new: Pin) -> list[Difference]:
+    """Shape differences between the saved captures of two versions of one engine, pair by pair (the
+    same script, turn and format); a capture one version has and the other lacks is one too."""
+    if old.engine != new.engine:
+        raise ValueError(f"drift: {old.name} and {new.name}: not the same engine")
+    captures = saved_captures(corpus, [old.engine])
+    by_version = {
+        pin.version: {(c.mode, c.wanted.name): c for c in captures if c.version == pin.version}
+        for pin in (old, new)
+    }
+    found: list[Difference] = []
+    for key in sorted(set(by_version[old.version]) | set(by_version[new.version])):
+        mode, name = key
+        mine, theirs = by_version[new.version].get(key), by_version[old.version].get(key)
+        if mine is None or theirs is None:
+            have = new if mine is not None else old
+            text = f"capture {name} [{mode}]: only in {have.version}"
+            found.append(Difference(new.engine, new.version, name, mode, 0, text))
+            continue
+        for number, text in drift_compare(new, old, [mine.output], [theirs.output]):
+            turn = mine.wanted.turn if number else 0
+            found.append(Difference(new.engine, new.version, mine.folder.name, mode, turn, text))
+    return found
+
+
+def main(args: argparse.Namespace) -> int:
+    """`turngate engines fidelity --saved [CORPUS]`: exit 1 when a difference is unexplained."""
+    from turngate.tools.realengines.fidelity import render, write_json
+
+    corpus: Path = args.saved
+    captures = saved_captures(corpus, args.engines or None)
+    if args.k:
+        captures = [
+            c
+            for c in captures
+            if any(
+                fnmatch.fnmatchcase(c.folder.name, p) or fnmatch.fnmatchcase(c.wanted.script, p)
+                for p in args.k
+            )
+        ]
+    if not captures:
+        print(
+            f"turngate: fidelity --saved {corpus}: no real captures (ENGINE/real-VERSION-*/) chosen",
+            file=sys.stderr,
+        )
+        return 2
+    with tempfile.TemporaryDirectory(prefix="turngate-fidelity-saved-") as folder:
+        reports = saved_fidelity(captures, FakePlayer(args.keep or Path(folder)))
+    print(render(reports))
+    if args.json:
+        write_json(reports, args.json)
+    return 1 if any(r.unexplained() for r in reports) else 0
