@@ -100,3 +100,33 @@ def test_the_help_gives_the_legend_and_the_exit_status(tmp_path: Path) -> None:
     assert "exit status:\n  0  no drift against the spec" in text
     assert "\n  1  drift found" in text
     assert "\n  2  bad input" in text
+
+
+def test_fail_on_drift_exits_1_and_names_each_decision_that_changed_on_one_line() -> None:
+    # Without the flag these silent flips exit 0 (above); with it, each is drift.
+    code, out, _ = cli(*SILENT, "--fail-on-drift")
+    assert code == 1
+    named = [line for line in out.splitlines() if line.startswith("drift: ")]
+    flips = [line for line in out.splitlines() if line.startswith("-  ")]
+    assert len(named) == len(flips) > 0
+    assert (
+        "drift: iflow/block-drifted-to-stdout: drop-turn-end: succeeded -> failed/ENGINE_TURN_INCOMPLETE"
+        " (spec: unspecified)" in named
+    )
+    assert out.splitlines()[-1] == (
+        f"--fail-on-drift: {len(named)} decision(s) changed where the spec does not demand it"
+    )
+
+
+def test_fail_on_drift_exits_0_when_no_decision_changed() -> None:
+    code, out, _ = cli(*MOVED, "--fail-on-drift")
+    assert code == 0
+    assert not [line for line in out.splitlines() if line.startswith("drift: ")]
+    assert out.splitlines()[-1] == "--fail-on-drift: 0 decision(s) changed where the spec does not demand it"
+
+
+def test_fail_on_drift_counts_a_disagreement_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sweep, "reference_decider", naive_gate)
+    code, out, _ = cli(*MOVED, "--fail-on-drift")
+    assert code == 1
+    assert any(line.startswith("drift: codex/") and "(spec: irrelevant)" in line for line in out.splitlines())

@@ -15,7 +15,7 @@ from turngate.tools.drift.sweep import LEGEND, Decider, DriftResult, Seen
 
 # turngate drift: 0 the target agrees with the spec on every mutation (a flip where the spec is silent is
 # reported, not judged), 1 drift found (a mutation on which it disagrees with the spec, or a capture it
-# could not play), 2 bad input (base.arguments.EXIT_USAGE).
+# could not play), 2 bad input (base.arguments.EXIT_USAGE). --fail-on-drift: 1 also for a silent flip.
 EXIT_DRIFT = 1
 DRIFT_EPILOG = (
     "Each row: a mark, the capture, the mutator, the decision before -> after, [change; spec's word].\n"
@@ -28,6 +28,8 @@ exit status:
   0  no drift against the spec (flips where the spec is silent do not count)
   1  drift found: the target disagrees with the spec on a mutation, or could not play a capture
   2  bad input (an unknown engine or mutator, a missing corpus, no captures)
+with --fail-on-drift, 1 when anything changed: a decision moved where the spec does not demand it
+(a DISAGREES row, or a flip where the spec is silent), each named on a `drift:` line; 0 when nothing did
 """
 )
 
@@ -343,6 +345,15 @@ def drift_command(args: argparse.Namespace) -> int:
     found_drift = drifting.drift_found(results)
     verdict = "drift found" if found_drift else "no drift against the spec"
     print(f"{said}: {verdict}", file=human)
+    if args.fail_on_drift:
+        changed = drifting.changed(results)
+        for result in changed:
+            print(visible(f"drift: {drifting.one_line(result)}"), file=human)
+        print(
+            f"--fail-on-drift: {len(changed)} decision(s) changed where the spec does not demand it",
+            file=human,
+        )
+        return EXIT_DRIFT if changed or unplayed else 0
     return EXIT_DRIFT if found_drift or unplayed else 0
 
 
@@ -462,6 +473,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         type=Path,
         metavar="DIR",
         help="shrink each disagreement and write it as a scenario into DIR",
+    )
+    drift.add_argument(
+        "--fail-on-drift",
+        action="store_true",
+        help="exit 1 when any decision changed where the spec does not demand it (flips where the spec is"
+        " silent count too), each on one `drift:` line; 0 when none did",
     )
     drift.set_defaults(handler=drift_command)
 

@@ -136,6 +136,21 @@ def drift_found(results: Sequence[DriftResult]) -> bool:
     return any(result.agrees is False for result in results)
 
 
+def changed(results: Sequence[DriftResult]) -> list[DriftResult]:
+    """What ``turngate drift --fail-on-drift`` fails on: every mutation whose decision moved where the spec
+    does not demand it (it disagrees with the spec, or flipped where the spec is silent). A flip the spec
+    demands is the spec's, not drift."""
+    return [r for r in results if r.agrees is False or (r.agrees is None and r.flipped)]
+
+
+def one_line(result: DriftResult) -> str:
+    """A changed mutation on one line: capture, mutator, before -> after, the spec's word."""
+    return (
+        f"{result.capture}: {result.mutator}: {_shown(result.before, result.aspect)} ->"
+        f" {_shown(result.after, result.aspect)} (spec: {result.verdict})"
+    )
+
+
 def render(results: Sequence[DriftResult]) -> str:
     """A header, then one line per (capture, mutator): its mark, before → after, flipped or not, the
     spec's word. The columns are as wide as their longest entry (catalog captures have long names)."""
