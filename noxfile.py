@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import sys
+from pathlib import Path
 
 import nox
 
@@ -100,10 +103,39 @@ def fuzz(session: nox.Session) -> None:
     session.run("python", "-m", "turngate.tools.fuzz", "--out", "fuzz-results.json", *session.posargs)
 
 
+def _drift_pairs() -> list[tuple[str, str]]:
+    """(ENGINE@OLD, ENGINE@NEW) for every engine whose real captures in corpus/ (ENGINE/real-VERSION-...)
+    come from two versions or more, each version against the one before it."""
+    found: dict[str, set[str]] = {}
+    for meta in Path(__file__).parent.glob("corpus/*/real-*/capture.yaml"):
+        match = re.fullmatch(r"real-(\d+(?:\.\d+)+)-.+", meta.parent.name)
+        if match:
+            found.setdefault(meta.parent.parent.name, set()).add(match[1])
+    pairs = []
+    for engine, seen in sorted(found.items()):
+        ordered = sorted(seen, key=lambda version: tuple(int(part) for part in version.split(".")))
+        pairs += [(f"{engine}@{old}", f"{engine}@{new}") for old, new in itertools.pairwise(ordered)]
+    return pairs
+
+
+@nox.session(name="real-drift")
+def real_drift(session: nox.Session) -> None:
+    """Drift between two real versions, on their saved captures (no npm, no network): for every engine
+    with captures of two versions, `engines real drift OLD NEW --saved --fail-on-drift` (exit 1 when
+    anything changed). Not part of the default sessions (docs/drift.md)."""
+    _install(session, "-e", ".")
+    pairs = _drift_pairs()
+    if not pairs:
+        session.skip("no engine has real captures of two versions in corpus/")
+    for old, new in pairs:
+        _module(session, "turngate", "engines", "real", "drift", old, new, "--saved", "--fail-on-drift")
+
+
 @nox.session(name="real-engines")
 def real_engines(session: nox.Session) -> None:
     """The real CLIs (npm, network for the install; slow): install the pins, fidelity, the catalog on
-    the real codex, and the tests in tests_real/. Not part of the default sessions (docs/real-engines.md)."""
+    the real codex, the tests in tests_real/, and live drift (--fail-on-drift) for every engine with real
+    captures of two versions. Not part of the default sessions (docs/real-engines.md)."""
     session.install("-e", ".[test]")
     session.run("turngate", "engines", "real", "install")
     session.run("pytest", "-p", "no:randomly", "tests_real", *session.posargs)
@@ -112,7 +144,9 @@ def real_engines(session: nox.Session) -> None:
         "turngate", "run", "--engines", "real", "--engine", "codex", "--jobs", "1",
         "--report-json", "real-engines-codex-catalog.jsonl",
     )  # fmt: skip
-    session.run("turngate", "engines", "real", "drift", "codex@0.146.1", "codex@0.169.0", "-k", "fid-*")
+    # Live drift between the versions of every engine the corpus has real captures of two versions of.
+    for old, new in _drift_pairs():
+        session.run("turngate", "engines", "real", "drift", old, new, "-k", "fid-*", "--fail-on-drift")
 
 
 @nox.session
