@@ -17,6 +17,7 @@ from turngate.judge.model.evidence import EscapedReading, TurnEvidence
 
 SoftReading = Literal["decision-4.1-body", "decision-4.1-heading"]
 MarkerReading = Literal["marker-literal", "marker-lenient"]
+ProcessReading = Literal["process-failure-fails", "evidence-first"]
 
 MAX_ATTEMPT_CODE: Final = "INTERACTIVE_MAX_ATTEMPT_EXCEEDED"
 SOFT_WARNING: Final = "INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER"
@@ -34,10 +35,13 @@ class Readings:
     soft: SoftReading = "decision-4.1-body"
     marker: MarkerReading = "marker-literal"
     escaped: EscapedReading = "quoted-in-reply-counts"
+    # A turn that printed the marker and a valid output and then failed (engine-fault/failed-after-marker):
+    # a failed process fails the run, or the evidence completes it (001's success rule names no process).
+    process: ProcessReading = "process-failure-fails"
 
     @property
-    def names(self) -> tuple[str, str, str]:
-        return (self.soft, self.marker, self.escaped)
+    def names(self) -> tuple[str, str, str, str]:
+        return (self.soft, self.marker, self.escaped, self.process)
 
 
 DEFAULT_READINGS: Final = Readings()
@@ -110,6 +114,15 @@ def _decide(
     if mode == "auto":
         return _auto(evidence, output_valid)
     marker = evidence.marker(readings.marker, quoted=readings.escaped == "quoted-in-reply-counts")
+    if evidence.interrupted and readings.process == "evidence-first" and marker and output_valid:
+        # 001 "interactive 模式成功判定" has no clause on the process; 004 judges evidence first
+        return GateDecision(
+            "succeeded",
+            "strong evidence, then a failed process",
+            f"{_GATE}/interactive-success#then",
+            reason="DONE_MARKER_FOUND",
+            data_valid=True,
+        )
     if evidence.interrupted:
         # 001: waiting_user is entered only when the process "未进入中断失败": an interrupted process
         # is a failure, never a wait, whatever the reply said before it ended.

@@ -3,7 +3,8 @@
 The model never parses an engine's stream (that is the readers' job, and the reference's); it reads
 the fake engines' script (docs/fake-engines.md) for what each step *is*: assistant reply text
 (``say``, ``ask_user``), an echo the spec excludes from evidence (``tool``, ``think``, ``stderr``),
-or an interruption of the process (``crash``, ``hang``, ``truncate``, a turn with no end). A step
+or an interruption of the process (``crash``, ``hang``, ``truncate``, a turn with no end, a failed
+model request: ``model_error``). A step
 whose meaning depends on the bytes (``raw``) or that the spec says nothing about (an engine
 ``error`` event) is :class:`Unmodelled`: the model declines rather than guesses.
 
@@ -119,12 +120,14 @@ def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
     final: str | None = None
     hint: Hint | None = None
     interruption: Interruption = "none"
+    answer: list[str] = []  # the reply texts since the last tool call: what a retried request repeats
     for step in turn.get("steps", ()):
         ((kind, value),) = step.items()
         match kind:
             case "say":
                 text = _say_text(value)
                 messages.append(text)
+                answer.append(text)
                 final = text
             case "ask_user":
                 hint = _hint(value)
@@ -134,13 +137,24 @@ def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
                 # The reply's final message holds the hint block: the baseline's prompt is then the
                 # implementation's to derive (the hint's prompt, or the prose), not a value to pin.
                 final = None
-            case "tool" | "think" | "stderr":
+            case "tool" | "think" | "stderr" | "file_change":
                 # echoes and noise: never evidence (003, escaped-marker detection); noted, so that a
-                # decision that hinges on leaving them out can say which sentence does
+                # decision that hinges on leaving them out can say which sentence does. A patch tool's
+                # file (file_change) is a tool call like any other.
                 if _LITERAL.search(json.dumps(value, ensure_ascii=False).replace('\\"', '"')):
-                    echoes.append(kind)
-            case "sleep" | "split" | "detach":
+                    echoes.append("tool" if kind == "file_change" else kind)
+                if kind != "think":
+                    answer = []
+            case "sleep" | "split" | "detach" | "pad":
                 pass
+            case "model_error":
+                # the model request failed (a cut stream, a status the CLI gave up on); a retry streams
+                # the answer again, a message of its own. Unless the last retry succeeded, the CLI ends
+                # the turn as failed (or never ends it): an interrupted process, as a failed turn is.
+                messages.extend(answer * int(value.get("retries", 0)))
+                if not value.get("recovers"):
+                    interruption = "no-end"
+                    break
             case "crash":
                 interruption = "signal" if "signal" in value else "crash"
                 break

@@ -39,6 +39,8 @@ READINGS: Final[Mapping[str, Readings]] = {
     "marker-lenient": Readings(marker="marker-lenient"),
     "quoted-in-reply-counts": Readings(escaped="quoted-in-reply-counts"),
     "wire-escape-only": Readings(escaped="wire-escape-only"),
+    "process-failure-fails": Readings(process="process-failure-fails"),
+    "evidence-first": Readings(process="evidence-first"),
 }
 
 
