@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -20,6 +22,7 @@ from turngate.engines import readers
 from turngate.engines.fake.plan import Pause, Write, render_turn
 
 ANSWER = '{"greeting": "Hello", "__SKILL_DONE__": true}'
+READ_WAIT_SEC = 30.0
 CUT = "stream disconnected before completion: stream closed before response.completed"
 
 
@@ -30,6 +33,29 @@ def _types(played_stdout: bytes) -> list[str]:
         item = event.get("item") or event.get("part") or {}
         labels.append(f"{event['type']}:{item['type']}" if "type" in item else event["type"])
     return labels
+
+
+def _read_until(process: subprocess.Popen[bytes], enough: Callable[[bytes], bool]) -> bytes:
+    """What a running engine has written to stdout once ``enough`` of it is there (polled, bounded by
+    READ_WAIT_SEC, never a guess at how long it takes: a loaded machine starts engines slowly)."""
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    read = b""
+    deadline = time.monotonic() + READ_WAIT_SEC
+    while not enough(read):
+        assert time.monotonic() < deadline, f"not there within {READ_WAIT_SEC} s: {read[-300:]!r}"
+        try:
+            chunk = os.read(process.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            time.sleep(0.01)
+            continue
+        assert chunk, f"stdout closed before it was there: {read[-300:]!r}"
+        read += chunk
+    return read
+
+
+def _lines(count: int) -> Callable[[bytes], bool]:
+    return lambda read: read.count(b"\n") >= count
 
 
 def test_codex_stream_cut_after_the_answer_is_the_real_0_169_0_turn(bench: EngineBench) -> None:
@@ -172,11 +198,12 @@ def test_opencode_stream_cut_loops_and_never_exits(bench: EngineBench) -> None:
     bench.case("loop", turns=[{"steps": steps}])
     process = bench.start("opencode", first_turn_args("opencode", "tg-case-loop"))
     try:
-        time.sleep(1.5)
+        stdout = _read_until(process, _lines(9))  # every line the script has, then the loop goes on
         assert process.poll() is None  # it asks the model again and again: it never exits
     finally:
         process.kill()
-        stdout, _ = process.communicate()
+        rest, _ = process.communicate()
+    stdout += rest
     labels = _types(stdout)
     assert labels == [
         "step_start:step-start",
@@ -276,11 +303,13 @@ def test_a_running_tool_is_started_and_never_finished(bench: EngineBench) -> Non
     }
     for engine, labels in expected.items():
         process = bench.start(engine, first_turn_args(engine, "tg-case-asking"))
-        time.sleep(1.0)
-        assert process.poll() is None
-        process.kill()
-        stdout, _ = process.communicate()
-        assert _types(stdout) == labels, engine
+        try:
+            stdout = _read_until(process, _lines(len(labels)))
+            assert process.poll() is None  # the call never finishes: the engine hangs on it
+        finally:
+            process.kill()
+            rest, _ = process.communicate()
+        assert _types(stdout + rest) == labels, engine
 
 
 def test_pad_makes_the_next_line_long_and_keeps_its_json(bench: EngineBench) -> None:
@@ -342,19 +371,23 @@ def test_opencode_ends_a_tool_step_before_a_pause_and_writes_the_same_lines(benc
     """1.18.33 writes step_finish "tool-calls" once the tool has run; the next step starts when the
     model answers. A pause after a tool comes between the two, and the lines are those without it."""
     tool = {"tool": {"name": "bash", "input": {"command": "ls"}, "output": "SKILL.md\n"}}
-    bench.case("slow", turns=[{"steps": [tool, {"sleep": 1.0}, {"say": ANSWER}]}])
+    # a pause far longer than the wait for the tool's lines: what is there before it is what the
+    # engine writes before the pause, however slowly it starts
+    bench.case("paused", turns=[{"steps": [tool, {"sleep": 120}, {"say": ANSWER}]}])
+    bench.case("slow", turns=[{"steps": [tool, {"sleep": 0.2}, {"say": ANSWER}]}])
     bench.case("fast", turns=[{"steps": [tool, {"say": ANSWER}]}])
-    process = bench.start("opencode", first_turn_args("opencode", "tg-case-slow"))
-    assert process.stdout is not None
-    os.set_blocking(process.stdout.fileno(), False)
-    time.sleep(0.6)
-    early = os.read(process.stdout.fileno(), 1 << 20)
-    rest, _ = process.communicate()
+    process = bench.start("opencode", first_turn_args("opencode", "tg-case-paused"))
+    try:
+        early = _read_until(process, _lines(3))
+        assert process.poll() is None  # in the pause
+    finally:
+        process.kill()
+        process.communicate()
     assert _types(early) == ["step_start:step-start", "tool_use:tool", "step_finish:step-finish"]
     again = bench.run(
         "opencode", first_turn_args("opencode", "tg-case-slow"), TURNGATE_STATE=str(bench.root / "s2")
     )
-    assert early + rest == again.stdout  # a fresh state folder: the same ids and times
+    assert _types(again.stdout)[:3] == _types(early)  # a short pause: the same lines before it
     fast = bench.run(
         "opencode", first_turn_args("opencode", "tg-case-fast"), TURNGATE_STATE=str(bench.root / "s3")
     )
