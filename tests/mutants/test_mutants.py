@@ -107,6 +107,17 @@ def test_a_sample_of_mutants_is_killed_by_a_case_citing_its_sentence(name: str) 
     assert not result.errored
 
 
+def test_an_ambiguous_case_kills_no_mutant_though_a_reading_it_breaks_cites_the_sentence() -> None:
+    # The marker, then a failed turn: the reference holds under its default reading and breaks
+    # evidence-first, citing interactive-success#then - the reference's own ambiguity, not a mutant's.
+    scenario = next(s for s in CATALOG if s.id == "engine-fault/failed-after-marker/stream-cut")
+    result = run_case(scenario, "codex", ReferenceConnector())
+    assert result.outcome == "ambiguous"
+    cited = {item["authority"] for item in result.differences if item["severity"] == "failed"}
+    assert "interactive-run-lifecycle/completion-gate-by-mode/interactive-success#then" in cited
+    assert not kills(result, cited)
+
+
 def test_the_score_counts_per_spec_file_and_the_sentences_covered() -> None:
     result = run_mutant(MUTANTS["max-attempt-in-auto"], CATALOG, jobs=2)
     document = score([result], sentence_registry())

@@ -90,7 +90,14 @@ def _by_id(scenario_id: str, sentence_id: str) -> bool:
 
 
 def kills(result: CaseResult, sentences: Iterable[str]) -> bool:
-    """Whether a case reports a difference (a real one, not unverified) citing one of ``sentences``."""
+    """Whether a case reports a difference (a real one, not unverified) citing one of ``sentences``.
+
+    An ambiguous case kills nothing: it holds under some reading of its sentence, and the differences
+    it shows are those of the readings it breaks, which the reference itself may break (the marker
+    then a failed turn: evidence-first against process-failure-fails); a mutant judged by one reading
+    (its ``reading``) gets no ambiguous verdict."""
+    if result.outcome == "ambiguous":
+        return False
     wanted = set(sentences)
     for difference in result.differences:
         if difference.get("authority") in wanted and difference.get("severity") in ("failed", "non-strict"):
