@@ -41,8 +41,14 @@ TURN_KINDS: Final[Mapping[str, str]] = {
 }
 # The tool names the fake codex prints as `command_execution` (turngate/engines/fake/formats/codex.py).
 SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
-# The arguments the real CLIs' shell tools declare, which the model server fills for every tool.
-SHELL_TOOL_ARGUMENTS: Final = frozenset({"command", "description"})
+# The arguments of the real CLIs' shell-tool calls as the model server fills them for every scripted
+# tool (turngate/engines/modelserver/toolargs.py, from the schema each CLI declares): gemini's
+# run_shell_command takes a description, opencode's bash call carries the command alone
+# (corpus/gemini/real-0.61.0-stream-json-tool-echo/stdout, corpus/opencode/real-1.18.33-tool-echo/stdout).
+SHELL_TOOL_ARGUMENTS: Final[Mapping[str, frozenset[str]]] = {
+    "gemini": frozenset({"command", "description"}),
+    "opencode": frozenset({"command"}),
+}
 LINE_ONLY_IN_REAL: Final = "stderr: line only in real: "
 
 
@@ -247,9 +253,10 @@ def _shell_call_keys(label: str, prefix: str) -> Callable[[TurnContext], tuple[s
 
     def texts(context: TurnContext) -> tuple[str, ...]:
         found: list[str] = []
+        shell = SHELL_TOOL_ARGUMENTS[context.engine]
         for keys in context.facts.tool_inputs:
-            only_real = sorted(SHELL_TOOL_ARGUMENTS - keys)
-            only_fake = sorted(keys - SHELL_TOOL_ARGUMENTS)
+            only_real = sorted(shell - keys)
+            only_fake = sorted(keys - shell)
             if only_real:
                 found.append(
                     f"stdout: {label}: keys only in real: {', '.join(prefix + k for k in only_real)}"
@@ -388,8 +395,8 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         (),
         "the model server plays every scripted tool as gemini's run_shell_command with the arguments it"
         " declares (command, description); the fake gemini shows the script's tool input as given",
-        "live fidelity runs, fid-mcp-tool and fid-tool-echo (stream-json), turn 1; the arguments"
-        " (command, description) as the model server sends them (turngate/engines/modelserver/)",
+        "live fidelity runs, fid-mcp-tool and fid-tool-echo (stream-json), turn 1; the call's"
+        " parameters: corpus/gemini/real-0.61.0-stream-json-tool-echo/stdout, the tool_use line",
         modes=("stream-json",),
         derived=_shell_call_keys("tool_use", "parameters."),
         derived_text="for each scripted tool: `stdout: tool_use: keys only in real: parameters.K` for"
@@ -401,13 +408,14 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         ("opencode",),
         "tool-turn",
         (),
-        "the model server plays every scripted tool as opencode's bash tool with the arguments it"
-        " declares (command, description); the fake opencode shows the script's tool input as given",
-        "live fidelity runs, fid-mcp-tool, turn 1",
+        "the model server plays every scripted tool as opencode's bash tool, whose call carries the"
+        " command alone; the fake opencode shows the script's tool input as given",
+        "live fidelity run, fid-mcp-tool, turn 1; the call's input:"
+        " corpus/opencode/real-1.18.33-tool-echo/stdout, the tool_use line",
         derived=_shell_call_keys("tool_use:tool", "part.state.input."),
-        derived_text="for each scripted tool: `stdout: tool_use:tool: keys only in real: part.state.input.K`"
-        " for exactly the shell arguments (command, description) its input lacks, `... keys only in"
-        " fake: part.state.input.K` for exactly its input keys that are not shell arguments",
+        derived_text="for each scripted tool: `stdout: tool_use:tool: keys only in real:"
+        " part.state.input.command` when its input has no `command`, `... keys only in fake:"
+        " part.state.input.K` for exactly its input keys other than `command`",
     ),
     Variant(
         "failed-command-is-a-completed-call",
@@ -553,3 +561,98 @@ def stderr_notice(engine: str, line: str, variants: Iterable[Variant] = VARIANTS
                 if excuse.text.startswith(LINE_ONLY_IN_REAL) and excuse.matches(text):
                     return variant.name, excuse.text.removeprefix(LINE_ONLY_IN_REAL)
     return None
+
+
+# The tables of docs/real-engines.md -------------------------------------------------------------------
+
+
+def _code(text: str) -> str:
+    """``text`` as a code span inside a Markdown table cell (pipes escaped, backticks fenced)."""
+    text = text.replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_tables(variants: Iterable[Variant] = VARIANTS) -> str:
+    """One table per engine: each variant, the script kind and format it is limited to, exactly what it
+    excuses (quoted), what the real output must show, and where that is quoted from."""
+    chosen = list(variants)
+    engines = sorted({engine for variant in chosen for engine in variant.engines})
+    out: list[str] = []
+    for engine in engines:
+        out += [
+            f"#### {engine}",
+            "",
+            "| variant | script kind | format | excuses exactly (whole difference texts) | only when the real"
+            " output shows | quoted from |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for variant in (v for v in chosen if engine in v.engines):
+            excuses = []
+            for excuse in variant.excuses:
+                shown = _code(excuse.text)
+                line_pattern = (excuse.pattern or "").removeprefix(re.escape(LINE_ONLY_IN_REAL))
+                if excuse.pattern is not None and line_pattern != excuse.pattern:
+                    shown += f" (any stderr line matching {_code(line_pattern)} whole)"
+                elif excuse.pattern is not None:
+                    shown += f" (any text matching {_code(excuse.pattern)} whole)"
+                excuses.append(shown)
+            if variant.derived is not None:
+                excuses.append(variant.derived_text.replace("|", "\\|"))
+            requires = [variant.requires] if variant.requires else []
+            for shape in variant.shapes:
+                keys = ", ".join(_code(key) for key in shape.keys)
+                requires.append(f"{shape.stream} {_code(shape.label)} with exactly the keys {keys}")
+            if variant.together:
+                requires.append("all of its excuses in the same turn")
+            out.append(
+                f"| `{variant.name}` | {TURN_KINDS[variant.when]} | {', '.join(variant.modes) or 'any'}"
+                f" | {'<br>'.join(excuses)} | {'; '.join(requires) or '-'} | {variant.source} |"
+            )
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def drift_tables(variants: Iterable[Variant] = VARIANTS) -> str:
+    """One table per engine for docs/drift.md: each variant, what it excuses in fidelity (quoted), and
+    what drift between two real versions makes of it (drift excuses nothing: a stderr line a variant
+    names is only compared as that named line, so its paths and times do not count)."""
+    chosen = list(variants)
+    engines = sorted({engine for variant in chosen for engine in variant.engines})
+    out: list[str] = []
+    for engine in engines:
+        out += [
+            f"#### {engine}",
+            "",
+            "| variant | excuses in fidelity (quoted) | in `engines real drift` |",
+            "| --- | --- | --- |",
+        ]
+        for variant in (v for v in chosen if engine in v.engines):
+            lines = [e for e in variant.excuses if e.text.startswith(LINE_ONLY_IN_REAL)]
+            others = [e for e in variant.excuses if not e.text.startswith(LINE_ONLY_IN_REAL)]
+            quoted = [_code(e.text.removeprefix(LINE_ONLY_IN_REAL)) for e in lines]
+            quoted += [_code(e.text) for e in others]
+            if variant.derived is not None:
+                quoted.append(variant.derived_text.replace("|", "\\|"))
+            if lines:
+                role = (
+                    "each stderr line it names is compared as that line"
+                    + (
+                        " (paths, times and bodies in it do not count)"
+                        if any(e.pattern for e in lines)
+                        else ""
+                    )
+                    + "; a line it does not name is a change"
+                )
+            else:
+                role = "nothing excused: the same difference between two versions is a change"
+            out.append(f"| `{variant.name}` | {'<br>'.join(quoted)} | {role} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(drift_tables() if sys.argv[1:] == ["--drift"] else markdown_tables(), end="")
