@@ -92,14 +92,18 @@ def _by_id(scenario_id: str, sentence_id: str) -> bool:
 def kills(result: CaseResult, sentences: Iterable[str]) -> bool:
     """Whether a case reports a difference (a real one, not unverified) citing one of ``sentences``.
 
-    An ambiguous case kills nothing: it holds under some reading of its sentence, and the differences
-    it shows are those of the readings it breaks, which the reference itself may break (the marker
-    then a failed turn: evidence-first against process-failure-fails); a mutant judged by one reading
-    (its ``reading``) gets no ambiguous verdict."""
+    An ambiguous case (judged under every reading) kills only by its default reading, the one the
+    reference implements: the differences it shows are those of every reading it breaks, and the
+    reference itself breaks the others (the marker then a failed turn: evidence-first against the
+    default process-failure-fails), so a break of another reading is no sign of the mutant."""
+    differences = result.differences
     if result.outcome == "ambiguous":
-        return False
+        default = (result.checks or {}).get("default_reading")
+        if default is None or result.readings.get(str(default)) not in ("failed", "non-strict"):
+            return False
+        differences = tuple(item for item in differences if item.get("reading") == default)
     wanted = set(sentences)
-    for difference in result.differences:
+    for difference in differences:
         if difference.get("authority") in wanted and difference.get("severity") in ("failed", "non-strict"):
             return True
     return False
