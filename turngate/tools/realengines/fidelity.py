@@ -4,12 +4,14 @@ For each script a real engine can play (the fidelity set in
 ``fidelity_scripts/``, the fake engines' examples, every catalog scenario's
 script), both engines are run with the same command lines, turn after turn
 (a resume for each later turn), and per turn the stdout shapes
-(turngate/engines/real/shapes.py), whether stderr is silent, and the exit
-code are compared. Ids, timestamps and token counts never count.
+(turngate/engines/real/shapes.py), stderr (its JSON by shape, its text lines
+one by one) and the exit code are compared. Ids, timestamps and token counts
+never count.
 
-Each difference is either explained by a named variant (``VARIANTS``: where
-the real CLI does something the fake does not model, and why that is
-acceptable) or reported as unexplained; the command exits 1 when any is.
+Each difference is either explained by a named variant (variants.py: where
+the real CLI does something the fake does not model, exactly what that is,
+and why it is acceptable) or reported as unexplained; the command exits 1
+when any is. saved.py does the same on the saved real captures, offline.
 """
 
 from __future__ import annotations
