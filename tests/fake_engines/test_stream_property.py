@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from turngate.engines import readers
 from turngate.engines.fake.compiler import compile_script
 from turngate.engines.fake.install import install
+from turngate.engines.fake.script import precompile
 from turngate.engines.selfcheck import PROFILES, expected_reply, expected_turn_end
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30) | st.sampled_from(
@@ -95,23 +97,27 @@ def play(profile_index: int, script_path: Path, state: Path) -> subprocess.Compl
     )
 
 
+# One test per profile, so that xdist spreads them; each profile sees its own 30 scripts.
+@pytest.mark.parametrize("index", range(len(PROFILES)), ids=[profile.name for profile in PROFILES])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turn=turns)
-def test_streams_are_well_formed_and_the_reply_round_trips(turn: dict[str, Any]) -> None:
+def test_streams_are_well_formed_and_the_reply_round_trips(index: int, turn: dict[str, Any]) -> None:
     folder = Path(tempfile.mkdtemp(dir=ROOT))
     script_path = folder / "prop.yaml"
     script_path.write_text(yaml.safe_dump({"case": "prop", "turns": [turn]}), encoding="utf-8")
     compiled = compile_script(script_path)["turns"][0]
-    for index, profile in enumerate(PROFILES):
-        completed = play(index, script_path, folder / f"state-{index}")
-        assert completed.returncode == compiled["exit_code"], completed.stderr
-        if profile.output_format != "text" and not (
-            profile.engine == "gemini" and profile.output_format == "json"
-        ):
-            for line in completed.stdout.splitlines():
-                assert isinstance(json.loads(line), dict), (profile.name, line)
-        options = {"mode": profile.output_format} if profile.engine == "gemini" else {}
-        transcript = readers.read(profile.engine, completed.stdout, completed.stderr, **options)
-        assert "".join(transcript.assistant_messages()) == expected_reply(profile, compiled), profile.name
-        end = transcript.turn_end()
-        assert (None if end is None else end.ok) == expected_turn_end(profile, compiled), profile.name
+    # Compiled beside the script, as a harness does: the engine takes its fast path (no PyYAML import).
+    precompile(str(script_path), None)
+    profile = PROFILES[index]
+    completed = play(index, script_path, folder / "state")
+    assert completed.returncode == compiled["exit_code"], completed.stderr
+    if profile.output_format != "text" and not (
+        profile.engine == "gemini" and profile.output_format == "json"
+    ):
+        for line in completed.stdout.splitlines():
+            assert isinstance(json.loads(line), dict), (profile.name, line)
+    options = {"mode": profile.output_format} if profile.engine == "gemini" else {}
+    transcript = readers.read(profile.engine, completed.stdout, completed.stderr, **options)
+    assert "".join(transcript.assistant_messages()) == expected_reply(profile, compiled), profile.name
+    end = transcript.turn_end()
+    assert (None if end is None else end.ok) == expected_turn_end(profile, compiled), profile.name
