@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from turngate.engines.fake.install import install
+from turngate.engines.fake.script import precompile
 from turngate.implementations.reference.clock import ManualClock
 from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from turngate.implementations.reference.skill import Skill, load_skill
@@ -69,9 +70,9 @@ class Lab:
 
     def case(self, case_id: str, *turns: list[dict[str, Any]], **script: Any) -> None:
         document = {"case": case_id, **script, "turns": [{"steps": steps} for steps in turns]}
-        (self.scripts / f"{case_id}.yaml").write_text(
-            yaml.safe_dump(document, sort_keys=False), encoding="utf-8"
-        )
+        path = self.scripts / f"{case_id}.yaml"
+        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+        precompile(str(path), str(self.state))  # as a harness does: no engine start imports PyYAML
 
     def start(self, skill: Skill, engine: str, mode: str, case_id: str, **options: Any) -> str:
         request = RunRequest(

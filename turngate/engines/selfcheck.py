@@ -22,6 +22,7 @@ from typing import Any
 from turngate.engines import readers
 from turngate.engines.fake.compiler import compile_script
 from turngate.engines.fake.install import install
+from turngate.engines.fake.script import precompile
 
 EXAMPLES = Path(__file__).resolve().parent / "fake" / "examples"
 
@@ -197,6 +198,7 @@ def run_selfcheck(examples: Sequence[Path] = (), profiles: Sequence[Profile] = P
         scripts.mkdir()
         for path in paths:
             shutil.copy(path, scripts / path.name)
+            precompile(str(scripts / path.name), str(root / "state"))  # no engine start imports PyYAML
         install(root / "bin")
         workdir = root / "run"
         workdir.mkdir()
