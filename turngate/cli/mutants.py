@@ -61,7 +61,9 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     run.add_argument(
         "--out", type=Path, default=Path("mutants.json"), help="the score (default mutants.json)"
     )
-    run.add_argument("--jobs", type=int, default=default_jobs(), help="parallel cases (default: the cores)")
+    run.add_argument(
+        "--jobs", type=int, default=default_jobs(), help="parallel cases (default: twice the cores)"
+    )
     run.add_argument(
         "--every-case", action="store_true", help="run every citing case, not only until the first kill"
     )

@@ -194,7 +194,7 @@ def add_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--jobs",
         type=at_least_one,
         default=default_jobs(),
-        help="parallel cases, at least 1 (default: the cores)",
+        help="parallel cases, at least 1 (default: twice the cores)",
     )
     run.add_argument(
         "--reading",
