@@ -105,6 +105,8 @@ def expected_turn_end(profile: Profile, turn: dict[str, Any]) -> bool | None:
     failed_end = turn["end"] == "failed" and not ends_abnormally(turn)
     if profile.engine == "kilo" and (_error_before_abnormal_end(turn) or failed_end):
         return False  # an error fails kilo's turn (and a failed end writes one if no step did)
+    if profile.engine == "kilo" and turn["end"] == "none" and not ends_abnormally(turn) and _ran_a_tool(turn):
+        return False  # the tool's step ended (step_finish "tool-calls"), and no stop came
     if profile.engine in ("opencode", "kilo") and _opencode_step_after_tool(turn):
         return False  # the tool's step ended with step_finish reason tool-calls, and no stop came
     if ends_abnormally(turn) or turn["end"] == "none":
@@ -124,6 +126,14 @@ def _error_before_abnormal_end(turn: dict[str, Any]) -> bool:
             break
         written.append(next(iter(step)))
     return "error" in written
+
+
+def _ran_a_tool(turn: dict[str, Any]) -> bool:
+    """A finished tool call (a running one is never printed) or a file change in the turn."""
+    return any(
+        ("tool" in step and not step["tool"].get("running")) or "file_change" in step
+        for step in turn["steps"]
+    )
 
 
 def _opencode_step_after_tool(turn: dict[str, Any]) -> bool:

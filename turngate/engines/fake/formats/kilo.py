@@ -274,7 +274,11 @@ class EventFormat(opencode.EventFormat):
     def end(self, end: str) -> list[tuple[int, bytes]]:
         if end == "completed":
             return [*self._flush(), *self._new_step_after_tool(), self._step_finish("stop")]
-        if end != "failed" or self.errors_written:
+        if end == "none":
+            # The turn never ends, but a tool call's step did when the tool ran (kilo writes its
+            # step_finish "tool-calls" then): a stream that stops after a tool ends with it.
+            return [*self._flush(), *self._close_tool_step()]
+        if self.errors_written:
             return self._flush()
         if self.error_string:
             lines = [*self._flush(), *self._new_step_after_tool(), self._step_finish("stop")]
