@@ -30,8 +30,8 @@ Not simulated (a `turngate fake kilo: ... is not simulated` line, exit 1): the
 TUI, the other commands, `run --fork`, `run --cloud-fork`, `run
 --interactive`. Not modelled: permissions `--auto` would otherwise ask for (the
 real run rejects them and ends with "run ended with an auto-rejected
-permission"); the fake plays its script with or without `--auto`, and the call
-log keeps the flag (`auto_flags`).
+permission"); the fake plays its script with or without `--auto` (the call log's
+argv shows which).
 """
 
 from __future__ import annotations
