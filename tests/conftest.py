@@ -164,6 +164,8 @@ def first_turn_args(engine: str, prompt: str, *, gemini_format: str = "stream-js
             return ["--yolo", "--thinking", "-p", prompt]
         case "opencode":
             return ["run", "--format", "json", prompt]
+        case "kilo":  # Skill-Runner v0.7.9's, without its `--dir RUN` (the tests run in RUN)
+            return ["run", "--format", "json", "--auto", "--thinking", prompt]
     raise ValueError(engine)
 
 
@@ -177,7 +179,9 @@ def resume_args(engine: str, session_id: str, reply: str, *, gemini_format: str 
             return ["--resume", session_id, "--yolo", "--thinking", "-p", reply]
         case "opencode":
             return ["run", f"--session={session_id}", "--format", "json", reply]
+        case "kilo":
+            return ["run", "--format", "json", "--auto", "--thinking", "--session", session_id, reply]
     raise ValueError(engine)
 
 
-ENGINES = ("codex", "gemini", "iflow", "opencode")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")

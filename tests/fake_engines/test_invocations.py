@@ -82,13 +82,15 @@ RESUME_PROBES = {
     "gemini": (["--resume", "X", "--help"], "--resume"),
     "iflow": (["--help"], "--resume"),
     "opencode": (["run", "--help"], "--session"),
+    "kilo": (["run", "--help"], "--session"),  # on stderr, as 7.7.7 prints its help
 }
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_non_resumable_knob_hides_resume_from_help_probes(bench: EngineBench, engine: str) -> None:
     probe, resume_word = RESUME_PROBES[engine]
-    assert resume_word in bench.run(engine, probe).out
+    shown = bench.run(engine, probe)
+    assert resume_word in shown.out + shown.err
     hidden = bench.run(engine, probe, TURNGATE_NON_RESUMABLE=engine)
     assert resume_word not in hidden.out + hidden.err
     bench.case("nr", turns=[{"steps": [{"say": "a"}]}, {"steps": [{"say": "b"}]}])

@@ -75,7 +75,7 @@ def replies(engine: str, played_stdout: bytes, played_stderr: bytes) -> str:
             )
         case "gemini":
             return "".join(e["content"] for e in lines if e.get("role") == "assistant")
-        case "opencode":
+        case "opencode" | "kilo":
             return "".join(e["part"]["text"] for e in lines if e.get("type") == "text")
     return played_stdout.decode().rstrip("\n")
 

@@ -12,6 +12,7 @@ END_OF_TURN = {
     "gemini": '"type":"result"',
     "iflow": "</Execution Info>",
     "opencode": '"type":"step_finish"',
+    "kilo": '"type":"step_finish"',
 }
 
 

@@ -13,14 +13,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turngate.engines.fake.argv import codex, gemini, iflow, opencode
+from turngate.engines.fake.argv import codex, gemini, iflow, kilo, opencode
 from turngate.engines.fake.invocation import Invocation
 from turngate.implementations.reference.commands import ENGINES, MODES, CommandOptions, build_command
 
-PARSERS: dict[str, Any] = {"codex": codex, "gemini": gemini, "iflow": iflow, "opencode": opencode}
+PARSERS: dict[str, Any] = {
+    "codex": codex,
+    "gemini": gemini,
+    "iflow": iflow,
+    "opencode": opencode,
+    "kilo": kilo,
+}
 PROMPT = "Run the skill greet (instructions: skills/greet/SKILL.md).\nInputs:\n- case: tg-case-x"
 REPLY = "Formal, please."
-SESSION = {"codex": "0199a213-81c0", "gemini": "3f2a-91", "iflow": "session-3f2a", "opencode": "ses_X1"}
+SESSION = {
+    "codex": "0199a213-81c0",
+    "gemini": "3f2a-91",
+    "iflow": "session-3f2a",
+    "opencode": "ses_X1",
+    "kilo": "ses_K1",
+}
 
 
 def parsed(argv: tuple[str, ...], *, resumable: bool = True) -> Invocation:
@@ -117,6 +129,33 @@ EXACT = [
             PROMPT,
         ),
         id="opencode-resume-model",
+    ),
+    # kilo: no spec text names its flags; Skill-Runner v0.7.9's (command_builder.py), without --dir
+    pytest.param(
+        "kilo",
+        None,
+        CommandOptions(),
+        ("kilo", "run", "--format", "json", "--auto", "--thinking", PROMPT),
+        id="kilo-first",
+    ),
+    pytest.param(
+        "kilo",
+        "ses_1",
+        CommandOptions(model="kilo/kilo-auto/free"),
+        (
+            "kilo",
+            "run",
+            "--format",
+            "json",
+            "--auto",
+            "--thinking",
+            "--session",
+            "ses_1",
+            "--model",
+            "kilo/kilo-auto/free",
+            PROMPT,
+        ),
+        id="kilo-resume-model",
     ),
 ]
 
@@ -226,11 +265,14 @@ def test_every_argv_parses_as_meant(engine: str, mode: str, resume: bool, option
         "gemini": options.gemini_output_format or "",  # "": .gemini/settings.json decides
         "iflow": "text",
         "opencode": "json",
+        "kilo": "json",
     }
     assert invocation.output_format == expected_format[engine]
     if engine == "codex":
         assert invocation.auto_flags == (options.codex_auto_flag,)
         assert invocation.profile == options.codex_profile
+    if engine == "kilo":
+        assert (invocation.auto_flags, invocation.reasoning) == (("--auto",), "shown")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -305,6 +347,14 @@ def test_codex_replies_that_name_a_subcommand_stay_text(reply: str) -> None:
 def test_gemini_replies_that_name_a_command_stay_text(reply: str) -> None:
     argv = build_command("gemini", "interactive", prompt=reply)
     assert argv[-1] == " " + reply
+    assert parsed(argv).prompt == " " + reply
+
+
+@pytest.mark.parametrize("reply", ["true", "false"])
+def test_kilo_replies_its_thinking_flag_would_take_stay_text(reply: str) -> None:
+    # `kilo run --format json --auto --thinking true` turns thinking on and sends no message.
+    argv = build_command("kilo", "interactive", prompt=reply)
+    assert argv[-2:] == ("--thinking", " " + reply)
     assert parsed(argv).prompt == " " + reply
 
 

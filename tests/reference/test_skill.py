@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turngate.implementations.reference.skill import (
+    ENGINES,
     RUNNER_SCHEMA_PATH,
     SKILL_ENGINE_UNSUPPORTED,
     SKILL_EXECUTION_MODE_UNSUPPORTED,
@@ -283,7 +284,7 @@ def test_an_engine_both_allowed_and_refused_is_a_contradiction() -> None:
 
 
 def test_refusing_every_engine_leaves_nothing_to_run_on() -> None:
-    error = manifest_refusal(runner(unsupported_engines=["codex", "gemini", "iflow", "opencode"]))
+    error = manifest_refusal(runner(unsupported_engines=list(ENGINES)))
     assert (error.code, error.field) == (SKILL_MANIFEST_INVALID, "unsupported_engines")
 
 

@@ -77,7 +77,7 @@ def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 # One test per engine, so that pytest-xdist's workers share the catalog; together they are all of it.
-ENGINES = ("codex", "gemini", "iflow", "opencode")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
 
 
 def test_the_engines_here_are_all_the_catalogs_engines() -> None:

@@ -43,6 +43,8 @@ class Profile:
                 return ["--yolo", "--output-format", self.output_format, prompt]
             case "iflow":
                 return ["--yolo", "--thinking", "-p", prompt]
+            case "kilo":
+                return ["run", "--format", "json", "--auto", "--thinking", prompt]
         return ["run", "--format", "json", prompt]
 
     def resume(self, session_id: str, reply: str) -> list[str]:
@@ -53,6 +55,8 @@ class Profile:
                 return ["--resume", session_id, "--yolo", "--output-format", self.output_format, reply]
             case "iflow":
                 return ["--resume", session_id, "--yolo", "--thinking", "-p", reply]
+            case "kilo":
+                return ["run", "--format", "json", "--auto", "--thinking", "--session", session_id, reply]
         return ["run", f"--session={session_id}", "--format", "json", reply]
 
 
@@ -62,16 +66,18 @@ PROFILES = (
     Profile("gemini/json", "gemini", "json"),
     Profile("iflow", "iflow", "text"),
     Profile("opencode", "opencode", "json"),
+    Profile("kilo", "kilo", "json"),
 )
 
 ABNORMAL_ENDINGS = ("crash", "hang", "truncate")
 
 
-def said_texts(turn: dict[str, Any]) -> list[str]:
-    """The reply texts a turn says before anything ends it abnormally."""
+def said_texts(turn: dict[str, Any], engine: str = "") -> list[str]:
+    """The reply texts a turn says before anything ends it abnormally (kilo: before its first error,
+    after which a text is what a failed request left, not a reply)."""
     texts = []
     for step in turn["steps"]:
-        if any(kind in step for kind in ABNORMAL_ENDINGS):
+        if any(kind in step for kind in ABNORMAL_ENDINGS) or (engine == "kilo" and "error" in step):
             break
         if "say" in step:
             texts.append("".join(step["say"]))
@@ -84,7 +90,7 @@ def ends_abnormally(turn: dict[str, Any]) -> bool:
 
 def expected_reply(profile: Profile, turn: dict[str, Any]) -> str:
     """The turn's reply as the documented format carries it (docs/fake-engines.md)."""
-    texts = said_texts(turn)
+    texts = said_texts(turn, profile.engine)
     if profile.engine == "iflow":
         return "".join(text if text.endswith("\n") else text + "\n" for text in texts)
     if profile.output_format == "json" and profile.engine == "gemini":
@@ -97,12 +103,38 @@ def expected_turn_end(profile: Profile, turn: dict[str, Any]) -> bool | None:
     """True for a proper end, False for a failure signal, None for no end-of-turn signal."""
     if turn["end"] == "completed" and not ends_abnormally(turn):
         return True
-    if profile.engine == "opencode" and _opencode_step_after_tool(turn):
+    failed_end = turn["end"] == "failed" and not ends_abnormally(turn)
+    if profile.engine == "kilo" and (_error_before_abnormal_end(turn) or failed_end):
+        return False  # an error fails kilo's turn (and a failed end writes one if no step did)
+    if profile.engine == "kilo" and turn["end"] == "none" and not ends_abnormally(turn) and _ran_a_tool(turn):
+        return False  # the tool's step ended (step_finish "tool-calls"), and no stop came
+    if profile.engine in ("opencode", "kilo") and _opencode_step_after_tool(turn):
         return False  # the tool's step ended with step_finish reason tool-calls, and no stop came
     if ends_abnormally(turn) or turn["end"] == "none":
         return None
     # iflow and opencode have no failure event that ends a turn: the block / step_finish is absent
     return None if profile.engine in ("iflow", "opencode") else False
+
+
+def _error_before_abnormal_end(turn: dict[str, Any]) -> bool:
+    """An error step written whole before the turn ends abnormally (a truncate cuts the line written
+    last: an error there is not read)."""
+    written: list[str] = []
+    for step in turn["steps"]:
+        if "truncate" in step:
+            return "error" in written[:-1] if written and written[-1] == "error" else "error" in written
+        if any(kind in step for kind in ABNORMAL_ENDINGS):
+            break
+        written.append(next(iter(step)))
+    return "error" in written
+
+
+def _ran_a_tool(turn: dict[str, Any]) -> bool:
+    """A finished tool call (a running one is never printed) or a file change in the turn."""
+    return any(
+        ("tool" in step and not step["tool"].get("running")) or "file_change" in step
+        for step in turn["steps"]
+    )
 
 
 def _opencode_step_after_tool(turn: dict[str, Any]) -> bool:
@@ -156,10 +188,9 @@ def check_example(
         reply = "".join(transcript.assistant_messages())
         if reply != expected_reply(profile, turn):
             problems.append(f"reply {reply!r} != said {expected_reply(profile, turn)!r}")
-        if profile.engine in ("codex", "opencode") and transcript.assistant_messages() != tuple(
-            said_texts(turn)
-        ):
-            problems.append(f"messages {transcript.assistant_messages()!r} != {tuple(said_texts(turn))!r}")
+        said = tuple(said_texts(turn, profile.engine))
+        if profile.engine in ("codex", "opencode", "kilo") and transcript.assistant_messages() != said:
+            problems.append(f"messages {transcript.assistant_messages()!r} != {said!r}")
         end = transcript.turn_end()
         observed_end = None if end is None else end.ok
         if observed_end != expected_turn_end(profile, turn):

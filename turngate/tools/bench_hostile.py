@@ -69,7 +69,7 @@ CHILD_TIMEOUT_SEC: Final = 900.0
 JOB_TIMEOUT_SEC: Final = 300.0
 MODULE: Final = "turngate.tools.bench_hostile"
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
 # The repeated units of the shape matrix, by name.
 UNITS: Final = {
     "tiny a\\n": "a\n",
@@ -124,7 +124,7 @@ def reply_frame(engine: str) -> tuple[bytes, bytes, bool]:
             {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": _TEXT}},
             {"type": "turn.completed"},
         )
-    elif engine == "opencode":
+    elif engine in ("opencode", "kilo"):  # kilo: opencode's fork, the same events
         head, tail = _around(
             {"type": "text", "sessionID": "session-bench", "part": {"text": _TEXT}},
             {"type": "step_finish", "sessionID": "session-bench", "part": {"reason": "stop"}},

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 # The companion file of a call log: one line per call that has begun playing a case.
 STARTED_SUFFIX = ".started"
-_KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "IFLOW_", "OPENCODE_")
+_KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "IFLOW_", "OPENCODE_", "KILO_")
 _KEPT_NAMES = ("HOME", "CODEX_HOME")
 _SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 # Bounds on what the skill scan reads: a working directory is the orchestrator's, not ours.

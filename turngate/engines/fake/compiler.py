@@ -35,6 +35,7 @@ VARIANT_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "iflow": {"block_stream": "stderr", "resuming_banner": False},
     "opencode": {"text_at": "part"},
+    "kilo": {"error_before_step": True, "text_after_error": False, "error_string": False},
 }
 
 

@@ -40,6 +40,7 @@ DEFAULT_MODELS = {
     "gemini": "gemini-2.5-pro",
     "iflow": "qwen3-coder-plus",
     "opencode": "anthropic/claude-sonnet-4-5",
+    "kilo": "kilo/kilo-auto/free",  # Skill-Runner v0.7.9's engines/kilo/config/default.json
 }
 _SIGNALS = {"SIGKILL": 9, "SIGSEGV": 11, "SIGTERM": 15, "SIGABRT": 6}
 
@@ -93,6 +94,8 @@ class Settings:
         )
         # The bytes each invocation wrote, in its call-log line, so `turngate replay` can read them back.
         self.log_output = environ.get("TURNGATE_CALL_LOG_OUTPUT", "").lower() in ("1", "true", "yes")
+        # The config a server hands kilo (turngate.engines.fake.kilo_config): the call log describes it.
+        self.kilo_config = environ.get("KILO_CONFIG") or None
         epoch = environ.get("TURNGATE_FAKE_EPOCH_MS", "")
         self.fixed_epoch_ms = int(epoch) if epoch.isdigit() else None
         # Real builds to emulate, `codex@0.169.0` (comma list): their version lines and flags.
@@ -148,10 +151,14 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
         return 1
     if invocation.action == "run":
         log.note_skills(os.getcwd())
+        if engine == "kilo" and settings.kilo_config is not None:
+            from turngate.engines.fake import kilo_config  # only then: it reads a file and imports json
+
+            log.note(kilo_config=kilo_config.describe(settings.kilo_config))
     for warning in invocation.warnings:
         _stderr(warning)
     if invocation.action != "run":
-        os.write(1, invocation.text.encode("utf-8"))
+        os.write(invocation.text_fd, invocation.text.encode("utf-8"))
         log.write("exited", 0)
         return 0
     if settings.scripts is None:
@@ -175,8 +182,8 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
 
 
 def _enter(directory: str, engine: str, log: CallLog) -> bool:
-    """Move into the directory the command line names (opencode `run --dir`), as the real CLI does
-    before it plays; the parser has refused one it cannot enter, so failing here is a race."""
+    """Move into the directory the command line names (opencode and kilo `run --dir`), as the real
+    CLI does before it plays; the parser has refused one it cannot enter, so failing here is a race."""
     try:
         os.chdir(directory)
     except OSError as error:
@@ -388,6 +395,8 @@ def _inside_git_repo() -> bool:
 
 def _unknown_session_text(engine: str, session_id: str) -> str:
     # Plausible renderings of each CLI's refusal; the exit code (1) is what orchestrators act on.
+    if engine == "kilo":  # 7.7.7, for an unknown id and for --continue without a session alike
+        return "\x1b[91m\x1b[1mError: \x1b[0mSession not found\n"
     if not session_id:
         return f"Error: no previous session found to resume ({engine})\n"
     if engine == "codex":

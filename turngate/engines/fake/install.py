@@ -1,4 +1,4 @@
-"""Write the four launchers (`DIR/codex`, `DIR/gemini`, `DIR/iflow`, `DIR/opencode`).
+"""Write the launchers, one per fake engine (`DIR/codex`, `DIR/gemini`, …: `invocation.ENGINES`).
 
 Never on the user's PATH under the real names: the orchestrator under test is
 pointed at DIR. A launcher is a Python file run with `-S` (no site import:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from turngate.engines.fake.frozen import value
 
-ENGINES = ("codex", "gemini", "iflow", "opencode")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
 
 
 @value
@@ -42,15 +42,18 @@ class Invocation:
     skip_git_repo_check: bool = True
     # codex -p/--profile, opencode --agent, and other values the call log keeps.
     profile: str | None = None
-    # For "help" and "version": the text printed on stdout, newline included.
+    # For "help" and "version": the text printed, newline included, on `text_fd`.
     text: str = ""
-    # Lines the CLI writes on stderr before the turn (codex 0.146.1: --full-auto is deprecated).
+    # Where `text` goes: 1 stdout; 2 stderr (kilo prints its help there).
+    text_fd: int = 1
+    # Lines the CLI writes on stderr before the turn or the text (codex 0.146.1: --full-auto is
+    # deprecated; kilo: a log line before its help).
     warnings: tuple[str, ...] = ()
-    # opencode run --dir: the folder the engine moves into before the turn (relative to where it
+    # opencode and kilo run --dir: the folder the engine moves into before the turn (relative to where it
     # was started); None: it plays where it was started.
     directory: str | None = None
     # Whether reasoning is printed: "" as the engine's format always does (opencode --format json
-    # prints it), "shown" or "hidden" as the emulated build decides (opencode 1.2.1: --thinking).
+    # prints it), "shown" or "hidden" as the emulated build decides (opencode 1.2.1, kilo: --thinking).
     reasoning: str = ""
 
 

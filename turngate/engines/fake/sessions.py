@@ -51,12 +51,19 @@ def session_id_for(engine: str, seed: str) -> str:
         return uuid_shaped(seed, 4)
     if engine == "iflow":
         return "session-" + uuid_shaped(seed, 4)
+    return opencode_style_id("ses", seed)  # opencode, and kilo (its fork)
+
+
+def opencode_style_id(prefix: str, seed: str) -> str:
+    """An id as opencode and kilo write them (``ses_``, ``msg_``, ``prt_``): the prefix, 12 hex digits
+    and 14 base-62 characters. The same seed gives the same id; sessions keep the seeds they always had
+    (``#ses1``, ``#ses2``), so their ids stay as they were."""
     number = (fnv64(seed + "#ses1") << 64) | fnv64(seed + "#ses2")
     tail = ""
     for _ in range(14):
         number, digit = divmod(number, 62)
         tail += _BASE62[digit]
-    return f"ses_{_hex32(seed)[:12]}{tail}"
+    return f"{prefix}_{_hex32(seed)[:12]}{tail}"
 
 
 class Sessions:

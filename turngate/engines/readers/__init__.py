@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from turngate.engines.readers import codex, gemini, iflow, opencode
+from turngate.engines.readers import codex, gemini, iflow, kilo, opencode
 from turngate.engines.readers._stream import clean_text
 from turngate.engines.readers.events import (
     AssistantText,
@@ -28,7 +28,7 @@ from turngate.engines.readers.events import (
     UserEcho,
 )
 
-ENGINES = ("codex", "gemini", "iflow", "opencode")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
 
 __all__ = [
     "ENGINES",
@@ -61,4 +61,6 @@ def read(engine: str, stdout: bytes, stderr: bytes = b"", **options: Any) -> Tra
             return iflow.read(stdout, stderr, **options)
         case "opencode":
             return opencode.read(stdout, stderr, **options)
+        case "kilo":
+            return kilo.read(stdout, stderr, **options)
     raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")

@@ -4,7 +4,8 @@
 folder per pinned version, so two codex versions live side by side. The
 launchers (``DIR/codex``, ``DIR/gemini``, ``DIR/opencode``) are small Python
 files like the fake engines' (turngate/engines/fake/install.py), bound to one pinned
-version each; iflow is not installable, so ``DIR/iflow`` is the fake.
+version each; iflow is not installable, so ``DIR/iflow`` is the fake, and so is ``DIR/kilo`` (kilo is not
+pinned: its real captures are in ``corpus/kilo/``).
 """
 
 from __future__ import annotations
@@ -91,14 +92,14 @@ def write_launchers(
     call_log: Path | None = None,
     python: str = sys.executable,
 ) -> list[Path]:
-    """One launcher per engine of ``pins`` (the first pin of an engine wins), the fake iflow beside them."""
+    """One launcher per engine of ``pins`` (the first pin of an engine wins), the other fakes beside them."""
     defaults = {}
     if model_url:
         defaults["TURNGATE_MODEL_URL"] = model_url
     if call_log is not None:
         defaults["TURNGATE_CALL_LOG"] = str(call_log.resolve())
     directory.mkdir(parents=True, exist_ok=True)
-    # Every engine first gets its fake (iflow keeps it); pinned engines are then written over.
+    # Every engine first gets its fake (iflow and kilo keep it); pinned engines are then written over.
     written = install_fakes(directory, scripts=scripts, call_log=call_log)
     seen: set[str] = set()
     for pin in pins:

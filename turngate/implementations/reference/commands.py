@@ -8,6 +8,7 @@ ENGINE_FORMATS.md "Command lines the orchestrator builds" and spec 003
     gemini    gemini [--resume ID] --yolo [--output-format json|stream-json] [--model MODEL] PROMPT
     iflow     iflow [--resume ID] --yolo --thinking [--model MODEL] -p PROMPT
     opencode  opencode run [--session=ID] --format json [--model PROVIDER/MODEL] PROMPT
+    kilo      kilo run --format json --auto --thinking [--session ID] [--model PROVIDER/MODEL] PROMPT
 
 Both modes keep the automatic-execution flags (Gemini and iFlow ``--yolo``,
 Codex ``--full-auto``, or ``--yolo`` where the deployment has no sandbox), iFlow
@@ -25,6 +26,20 @@ engine its version (``codex --version``) and builds ``--yolo`` from 0.169.0
 on (`codex_auto_flag_for`): the one spec-allowed flag that build accepts.
 A deployment that chose ``--yolo`` keeps it for every version.
 
+kilo (Kilo CLI, an opencode fork) is in neither text: spec 003 names no flags
+for it, nor for opencode. Its argv is Skill-Runner v0.7.9's
+(``server/engines/kilo/adapter/adapter_profile.json`` ``command_defaults``, built
+by ``command_builder.py``: ``run --format json --auto --thinking``, ``--session
+ID`` before the model on a resume), checked against kilo 7.7.7's ``run --help``:
+``--auto`` approves the permissions the config does not deny (without it a
+tool call that asks ends the run: "run ended with an auto-rejected
+permission"), ``--thinking`` prints the reasoning a marker echo may sit in.
+Skill-Runner also passes ``--dir RUN``; the reference starts the engine in the
+run folder, which is what ``--dir`` would name, so it leaves it out, and it
+writes no ``KILO_CONFIG`` (Skill-Runner's denies the question tool, which
+``kilo run`` denies by itself, and folders outside the run; the reference
+writes no opencode config either).
+
 Codex's ``-p`` goes before ``resume`` on a resume turn: ``codex exec resume``
 does not know ``-p`` (ENGINE_FORMATS.md: "newer builds put -p <profile> before
 resume").
@@ -33,12 +48,14 @@ A prompt is free text (a user's reply may be anything, 004 "自由文本"). Some
 texts would not reach the engine as written, so they get one leading space:
 
 - one that starts with ``-`` is read as an option by every engine (``--`` does
-  not help: gemini and opencode drop the words after it);
+  not help: gemini, opencode and kilo drop the words after it);
 - codex (clap) reads ``resume``, ``review`` and ``help`` as ``codex exec``
   subcommands;
 - gemini (yargs) reads ``mcp`` and ``extension(s)`` as commands, a bare
   ``true``/``false`` right after ``--yolo`` as that flag's value, and a
-  number-like query as a JavaScript number (``1.50`` is sent as ``1.5``).
+  number-like query as a JavaScript number (``1.50`` is sent as ``1.5``);
+- kilo (yargs) reads a bare ``true``/``false`` right after ``--thinking`` (a
+  first turn without a model) as that flag's value, and then has no message.
 """
 
 from __future__ import annotations
@@ -47,13 +64,14 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
 MODES: Final = ("auto", "interactive")
 
 # Whole prompts an engine reads as something other than text (see the module notes).
 _MISREAD_WORDS: Final = {
     "codex": frozenset({"resume", "review", "help"}),
     "gemini": frozenset({"true", "false", "mcp", "extensions", "extension"}),
+    "kilo": frozenset({"true", "false"}),  # over-matching a resume's reply only costs a space
 }
 # yargs-parser's isNumber(): what gemini would coerce. Over-matching only costs a space.
 _YARGS_NUMBER: Final = re.compile(
@@ -81,7 +99,7 @@ class CommandOptions:
     codex_auto_flag: Literal["--full-auto", "--yolo"] = "--full-auto"  # --yolo where no sandbox exists
     codex_profile: str | None = None
     gemini_output_format: Literal["json", "stream-json"] | None = None  # None: from .gemini/settings.json
-    model: str | None = None  # opencode needs "provider/model"
+    model: str | None = None  # opencode and kilo need "provider/model"
 
     def __post_init__(self) -> None:
         if self.codex_auto_flag not in ("--full-auto", "--yolo"):
@@ -125,6 +143,8 @@ def build_command(
             return _gemini(text, resume_id, options)
         case "iflow":
             return _iflow(text, resume_id, options)
+        case "kilo":
+            return _kilo(text, resume_id, options)
         case _:
             return _opencode(text, resume_id, options)
 
@@ -159,6 +179,15 @@ def _opencode(prompt: str, resume_id: str | None, options: CommandOptions) -> tu
     session = (f"--session={resume_id}",) if resume_id is not None else ()
     model = ("--model", options.model) if options.model else ()
     return ("opencode", "run", *session, "--format", "json", *model, prompt)
+
+
+def _kilo(prompt: str, resume_id: str | None, options: CommandOptions) -> tuple[str, ...]:
+    if options.model and "/" not in options.model:
+        raise ValueError(f"kilo model: {options.model!r}: expected provider/model")
+    # Skill-Runner v0.7.9's order: the session after the defaults, the model before the prompt.
+    session = ("--session", resume_id) if resume_id is not None else ()
+    model = ("--model", options.model) if options.model else ()
+    return ("kilo", "run", "--format", "json", "--auto", "--thinking", *session, *model, prompt)
 
 
 def _as_text(engine: str, prompt: str) -> str:

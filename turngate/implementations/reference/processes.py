@@ -455,13 +455,19 @@ class Resident:
                 self._process.stdin.close()
 
 
+# Engines that end each step of a turn, and the turn only with step_finish reason "stop".
+_STEPPED_ENGINES: Final = frozenset({"opencode", "kilo"})
+
+
 def turn_over(engine: str, transcript: readers.Transcript) -> bool:
     """Whether the stream shows the end of the engine's turn. opencode ends every *step* of a turn
     with step_finish, and only reason "stop" ends the turn (ENGINE_FORMATS.md): "tool-calls" closes a
     step the turn goes on after (the model is asked again, which can take a while), "unknown" one
-    it asks the model again after. Every other engine's end-of-turn signal ends the turn, failed or not."""
+    it asks the model again after. kilo, its fork, too; its `error` fails the turn, but the process
+    may still print the text the failed request left (docs/fake-engines.md, kilo), so only its exit
+    ends that turn. Every other engine's end-of-turn signal ends the turn, failed or not."""
     end = transcript.turn_end()
-    return end is not None and (end.ok or engine != "opencode")
+    return end is not None and (end.ok or engine not in _STEPPED_ENGINES)
 
 
 class _TurnWatch:

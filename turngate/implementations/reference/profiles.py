@@ -23,6 +23,7 @@ _PROBES: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
     "gemini": (("--resume", "X", "--help"), "--resume"),
     "iflow": (("--help",), "--resume"),
     "opencode": (("run", "--help"), "--session"),
+    "kilo": (("run", "--help"), "--session"),  # kilo prints its help on stderr: the probe reads both
 }
 
 

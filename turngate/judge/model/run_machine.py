@@ -46,6 +46,7 @@ _ARGV: Final[Mapping[str, tuple[str, ...]]] = {
     "gemini": ("--yolo",),
     "iflow": ("--yolo", "--thinking"),
     "opencode": (),
+    "kilo": (),  # 003 names no flags for kilo either
 }
 
 

@@ -21,7 +21,7 @@ from turngate.base.optionsfile import check_types, read_mapping
 from turngate.implementations.reference.turn import TurnInput
 from turngate.judge.skill_writer import GREETING_SCHEMA
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
 SCHEMAS: Final[Mapping[str, Mapping[str, Any] | None]] = {"greeting": GREETING_SCHEMA, "none": None}
 
 

@@ -114,7 +114,7 @@ def _is_reply(engine: str, record: dict[str, Any]) -> bool:
                 and isinstance(item, dict)
                 and item.get("type") == "agent_message"
             ) or (isinstance(record.get("msg"), dict) and record["msg"].get("type") == "agent_message")
-        case "opencode":
+        case "opencode" | "kilo":
             return record.get("type") == "text"
         case "gemini":
             return (
@@ -208,7 +208,12 @@ def rename_text_to_content(capture: Capture) -> Capture | None:
     return None if stdout is None else capture.with_streams(stdout, capture.stderr)
 
 
-_END_TYPES: Final = {"codex": ("turn.completed",), "opencode": ("step_finish",), "gemini": ("result",)}
+_END_TYPES: Final = {
+    "codex": ("turn.completed",),
+    "opencode": ("step_finish",),
+    "kilo": ("step_finish",),
+    "gemini": ("result",),
+}
 
 
 def drop_turn_end(capture: Capture) -> Capture | None:
@@ -245,6 +250,7 @@ _UNKNOWN_EVENTS: Final[dict[str, dict[str, Any]]] = {
     },
     "gemini": {"type": "thought_summary", "summary": "Planning the greeting."},
 }
+_UNKNOWN_EVENTS["kilo"] = _UNKNOWN_EVENTS["opencode"]  # kilo is opencode's fork: the same event stream
 
 
 def add_unknown_event(capture: Capture) -> Capture | None:
@@ -255,7 +261,7 @@ def add_unknown_event(capture: Capture) -> Capture | None:
     if not lines:
         return None
     event = dict(_UNKNOWN_EVENTS[capture.engine])
-    if capture.engine == "opencode":
+    if capture.engine in ("opencode", "kilo"):
         first = _obj(lines[0]) or {}
         event["sessionID"] = first.get("sessionID", "ses_unknown")
     lines.insert(len(lines) - 1, _dump(event, b"\n"))
@@ -457,7 +463,7 @@ def marker_in_tool_result(capture: Capture) -> Capture | None:
                     },
                 }
             ]
-        case "opencode":
+        case "opencode" | "kilo":
             events = [
                 {
                     "type": "tool_use",
@@ -493,7 +499,7 @@ def marker_in_reasoning(capture: Capture) -> Capture | None:
             events = [
                 {"type": "item.completed", "item": {"id": "item_think", "type": "reasoning", "text": thought}}
             ]
-        case "opencode":
+        case "opencode" | "kilo":
             events = [
                 {
                     "type": "reasoning",
@@ -517,7 +523,7 @@ def marker_in_echoed_prompt(capture: Capture) -> Capture | None:
 def _insert_before_reply(capture: Capture, events: list[dict[str, Any]]) -> Capture | None:
     lines = _lines(capture.stdout)
     session = next(((_obj(line) or {}).get("sessionID") for line in lines if _obj(line)), None)
-    if capture.engine == "opencode" and session:
+    if capture.engine in ("opencode", "kilo") and session:
         events = [{**event, "sessionID": session} for event in events]
     index = next(
         (

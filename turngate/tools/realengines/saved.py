@@ -23,7 +23,7 @@ from typing import Final
 import yaml
 
 from turngate.engines.fake.install import install as install_fakes
-from turngate.engines.real.lock import Pin
+from turngate.engines.real.lock import REAL_ENGINES, Pin
 from turngate.tools.realengines.captures import WANTED, Wanted
 from turngate.tools.realengines.fidelity import (
     FIDELITY_SCRIPTS,
@@ -76,6 +76,8 @@ def saved_captures(corpus: Path, engines: Iterable[str] | None = None) -> list[S
         if match is None or match["name"] not in wanted_by_name:
             continue
         engine = folder.parent.name
+        if engine not in REAL_ENGINES:
+            continue  # kilo's real captures were recorded by hand, not by `engines real capture` from a pin
         if chosen and engine not in chosen and f"{engine}@{match['version']}" not in chosen:
             continue
         document = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}

@@ -30,7 +30,8 @@ def make(context: TurnContext) -> EventFormat | TextFormat:
 class EventFormat:
     def __init__(self, context: TurnContext) -> None:
         self.context = context
-        self.top_level_text = context.variant["text_at"] == "top_level"
+        # .get: kilo's format (its fork, a subclass) has no such variant.
+        self.top_level_text = context.variant.get("text_at") == "top_level"
         self.part_count = 0
         self.reply = ""
         self.errors_written = 0
