@@ -9,7 +9,7 @@ Skill-Runner v0.7.9 runs (`server/engines/claude/adapter/command_builder.py`,
 and probes `claude --help` for `--resume`. The options are the ones the real
 2.1.331's `--help` shows (`help/claude-2.1.331.txt`, captured; `commander.Program`
 reads them from it). What the real CLI answered, and the fake answers the same
-(captures in `corpus/claude/real-2.1.331-*`), all on stderr, exit 1:
+(captures in `tests/data/real-captures/claude/`), all on stderr, exit 1:
 
 - an unknown option: `error: unknown option '--bogus'`;
 - `--output-format stream-json` with `-p` but without `--verbose`:

@@ -1,7 +1,7 @@
 """claude `-p --output-format stream-json --verbose`: Claude Code 2.1.331's SDK messages.
 
 Every event as the real 2.1.331 printed it against a scripted model (captures in
-`corpus/claude/real-2.1.331-*`): the long `system` init, `assistant` events of one
+`tests/data/real-captures/claude/`): the long `system` init, `assistant` events of one
 content block each (the blocks of one model answer share `message.id`), `user` tool
 results with `tool_use_result` and `tool_result_meta`, and the `result` whose `type`
 key comes late, after `result` (byte 1513 of a 2121-byte line). A failed model request

@@ -1,7 +1,7 @@
 """codebuddy `-p --output-format stream-json`: CodeBuddy Code 2.118.2's SDK messages.
 
 As the real 2.118.2 printed them against a scripted model (captures in
-`corpus/codebuddy/real-2.118.2-*`): every turn opens with `system/init` (`uuid` is the
+`tests/data/real-captures/codebuddy/`): every turn opens with `system/init` (`uuid` is the
 session id), `system/status` and a `file-history-snapshot` (the one line without a
 `session_id`); events carry `__timestamp` and the turn's `_requestId`; the blocks of one
 answer share an id (the provider's completion id, `chatcmpl_…`); a tool result is the
@@ -104,16 +104,21 @@ class CodebuddyStream(MessageStream):
             **self._stamp(),
             "_requestId": self.request_id,
         }
-        snapshot = {
-            "type": "file-history-snapshot",
-            "id": self.uuid(),
-            "timestamp": context.clock.ms(),
-            "isSnapshotUpdate": False,
-            "snapshot": {"messageId": self.uuid(), "trackedFileBackups": {}},
-            **self._stamp(),
-            "_requestId": self.request_id,
-        }
-        return [event(init), event(status), event(snapshot)]
+        return [event(init), event(status), self._snapshot()]
+
+    def _snapshot(self) -> tuple[int, bytes]:
+        """The file-history snapshot codebuddy takes before it sends the user's message (again)."""
+        return event(
+            {
+                "type": "file-history-snapshot",
+                "id": self.uuid(),
+                "timestamp": self.context.clock.ms(),
+                "isSnapshotUpdate": False,
+                "snapshot": {"messageId": self.uuid(), "trackedFileBackups": {}},
+                **self._stamp(),
+                "_requestId": self.request_id,
+            }
+        )
 
     def new_message_id(self) -> str:
         return self.hex_id("chatcmpl_", 24)
@@ -272,11 +277,15 @@ class CodebuddyStream(MessageStream):
     ) -> tuple[list[tuple[int, bytes]], int | str]:
         """2.118.2 against a custom model: a 429 or 5xx is not retried: its text and the failed
         `result`, exit 0. A stream cut short is asked again at once; each failure is printed as a
-        text (never the answer's text), and then nothing: no `result`, and the process never exits."""
+        text (never the answer's text), a new file-history snapshot before each new attempt, and
+        then nothing: no `result`, and the process never exits."""
         lines: list[tuple[int, bytes]] = []
         if spec["cut"]:
-            for _ in range(spec["retries"] + (0 if spec["recovers"] else 1)):
-                lines.append(self._assistant({"type": "text", "text": STREAM_CUT}, own_id=True))
+            for attempt in range(spec["retries"] + (0 if spec["recovers"] else 1)):
+                if attempt:
+                    lines.append(self._snapshot())
+                block = {"type": "text", "text": STREAM_CUT}
+                lines.append(self._assistant(block, own_id=True, request=not attempt))
             return lines, RECOVERED if spec["recovers"] else HANG
         if spec["recovers"]:
             return lines, RECOVERED

@@ -1,7 +1,7 @@
 """qwen `--output-format stream-json`: Qwen Code 0.24.4's SDK messages.
 
 As the real 0.24.4 printed them against a scripted model (captures in
-`corpus/qwen/real-0.24.4-*`): every event starts `type, (subtype,) uuid, session_id`;
+`tests/data/real-captures/qwen/`): every event starts `type, (subtype,) uuid, session_id`;
 the init event's `uuid` is the session id; a stray `stream_event` (`goal_state`) follows
 it in a process's first turn; each content block is an `assistant` event of its own,
 with a new id per block; a `result` echoes the last assistant message's text. A failed
