@@ -8,14 +8,16 @@ prints it late in its ``result``):
   the engine makes by itself; other subtypes (``thinking_tokens``, ``status``,
   ``permission_denied``) tell nothing about the turn;
 - ``assistant``: ``message.content`` blocks: ``text`` (the reply), ``thinking``,
-  ``tool_use``; claude's own text for a failed request (``is_api_error_message``) is an
-  error, not a reply;
+  ``tool_use``; the engine's own text for a failed request is an error, not a reply
+  (claude flags it ``is_api_error_message``; qwen and codebuddy word it their way: each
+  engine's module says how, ``FailureText``);
 - ``user``: ``tool_result`` blocks (``content`` a string or text blocks), or a message the
   engine put in the conversation itself;
 - ``result``: the end of the turn, failed when ``is_error`` is true (claude says
   ``subtype: "success"`` even then) or its ``subtype`` is not ``success``. Its ``result``
   repeats the turn's last reply text: it is a reply only when it is not that text
-  (codebuddy may print a reply there alone). ``structured_output`` (claude and codebuddy
+  (codebuddy may print a reply there alone), nor the engine's words for a failure (qwen
+  echoes the last assistant message, whatever it was). ``structured_output`` (claude and codebuddy
   with ``--json-schema``) is the turn's reply, last; ``result.result`` is then no reply
   when it is that same object;
 - ``error`` (codebuddy, for an unknown session): a failed end;
@@ -27,6 +29,8 @@ The session id is the first ``session_id`` announced. stderr carries no events.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TypeAlias
 
 from turngate.engines.readers import _bounded_json
 from turngate.engines.readers._stream import (
@@ -58,6 +62,10 @@ from turngate.engines.readers.events import (
     UserEcho,
 )
 
+# Whether an assistant text is the engine's own report of a failed request: (text, the event, the
+# session id announced so far).
+FailureText: TypeAlias = Callable[[str, JsonObject, str | None], bool]
+
 # Subtypes of `system` that say nothing about the turn's content or end.
 _QUIET_SYSTEM = frozenset(
     {"thinking_tokens", "status", "permission_denied", "compact_boundary", "hook_response"}
@@ -65,9 +73,9 @@ _QUIET_SYSTEM = frozenset(
 _QUIET_TYPES = frozenset({"stream_event", "file-history-snapshot"})
 
 
-def read(engine: str, stdout: bytes, stderr: bytes = b"") -> Transcript:
+def read(engine: str, stdout: bytes, stderr: bytes, failure_text: FailureText) -> Transcript:
     events: list[Event] = []
-    session_seen = False
+    session: str | None = None
     turn_texts: list[str] = []  # the reply texts since the last end of turn (a resident process)
     for line in event_lines(stdout, STDOUT, events):
         record = parse_object(line)
@@ -75,10 +83,10 @@ def read(engine: str, stdout: bytes, stderr: bytes = b"") -> Transcript:
             events.append(RawLine(line.text, STDOUT, line.offset))
             continue
         session_id = str_field(record, "session_id")
-        if session_id is not None and not session_seen:
+        if session_id is not None and session is None:
             events.append(SessionId(session_id, STDOUT, line.offset))
-            session_seen = True
-        found = _record_events(record, line, turn_texts)
+            session = session_id
+        found = _record_events(record, line, turn_texts, _failure_check(failure_text, record, session))
         turn_texts.extend(event.text for event in found if isinstance(event, AssistantText))
         if any(isinstance(event, TurnEnd) for event in found):
             turn_texts.clear()
@@ -87,16 +95,25 @@ def read(engine: str, stdout: bytes, stderr: bytes = b"") -> Transcript:
     return Transcript(engine, tuple(events))
 
 
-def _record_events(record: JsonObject, line: Line, turn_texts: list[str]) -> list[Event]:
+def _failure_check(
+    failure_text: FailureText, record: JsonObject, session: str | None
+) -> Callable[[str], bool]:
+    """``failure_text`` for the texts of one event, in the session announced so far."""
+    return lambda text: failure_text(text, record, session)
+
+
+def _record_events(
+    record: JsonObject, line: Line, turn_texts: list[str], is_failure: Callable[[str], bool]
+) -> list[Event]:
     match str_field(record, "type"):
         case "system":
             return _system_events(record, line)
         case "assistant":
-            return _assistant_events(record, line)
+            return _assistant_events(record, line, is_failure)
         case "user":
             return _user_events(record, line)
         case "result":
-            return _result_events(record, line, turn_texts)
+            return _result_events(record, line, turn_texts, is_failure)
         case "error":
             message = str_field(record, "error") or str_field(object_field(record, "error"), "message") or ""
             return [
@@ -126,13 +143,12 @@ def _system_events(record: JsonObject, line: Line) -> list[Event]:
     return [unknown(record, line, STDOUT, f"system:{str_field(record, 'subtype') or ''}")]
 
 
-def _assistant_events(record: JsonObject, line: Line) -> list[Event]:
+def _assistant_events(record: JsonObject, line: Line, is_failure: Callable[[str], bool]) -> list[Event]:
     at = line.offset
     message = object_field(record, "message")
     content = message.get("content") if message is not None else None
     if not isinstance(content, list):
         return [unknown(record, line, STDOUT)]
-    api_error = record.get("is_api_error_message") is True
     events: list[Event] = []
     for block in content:
         if not isinstance(block, dict):
@@ -142,7 +158,7 @@ def _assistant_events(record: JsonObject, line: Line) -> list[Event]:
                 text = str_field(block, "text")
                 if text is None:
                     continue
-                if api_error:  # claude's own words for a failed request, never the model's reply
+                if is_failure(text):  # the engine's own words for a failed request, never a reply
                     status = code_field(record, "api_error_status")
                     events.append(EngineError(text, status, False, STDOUT, at))
                 else:
@@ -180,7 +196,9 @@ def _user_events(record: JsonObject, line: Line) -> list[Event]:
     return events or [unknown(record, line, STDOUT)]
 
 
-def _result_events(record: JsonObject, line: Line, turn_texts: list[str]) -> list[Event]:
+def _result_events(
+    record: JsonObject, line: Line, turn_texts: list[str], is_failure: Callable[[str], bool]
+) -> list[Event]:
     at = line.offset
     failed = record.get("is_error") is True or str_field(record, "subtype") != "success"
     if failed:
@@ -188,7 +206,8 @@ def _result_events(record: JsonObject, line: Line, turn_texts: list[str]) -> lis
     events: list[Event] = []
     structured = record.get("structured_output")
     echo = str_field(record, "result")
-    if echo and not (turn_texts and echo == turn_texts[-1]) and not _same_json(echo, structured):
+    repeated = (turn_texts and echo == turn_texts[-1]) or _same_json(echo or "", structured)
+    if echo and not repeated and not is_failure(echo):
         events.append(AssistantText(echo, STDOUT, at))  # a reply printed nowhere else
     if isinstance(structured, dict):
         events.append(AssistantText(clean_text(json.dumps(structured, ensure_ascii=False)), STDOUT, at))

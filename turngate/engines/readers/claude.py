@@ -11,8 +11,14 @@ reply). docs/fake-engines.md, "claude".
 from __future__ import annotations
 
 from turngate.engines.readers import _sdk_messages
+from turngate.engines.readers._stream import JsonObject
 from turngate.engines.readers.events import Transcript
 
 
 def read(stdout: bytes, stderr: bytes = b"") -> Transcript:
-    return _sdk_messages.read("claude", stdout, stderr)
+    return _sdk_messages.read("claude", stdout, stderr, _is_failure)
+
+
+def _is_failure(text: str, record: JsonObject, session_id: str | None) -> bool:
+    """claude's synthetic text for a request it gave up on: flagged on its event."""
+    return record.get("is_api_error_message") is True
