@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turngate.implementations.reference.skill import (
+    ENGINES,
     RUNNER_SCHEMA_PATH,
     SKILL_ENGINE_UNSUPPORTED,
     SKILL_EXECUTION_MODE_UNSUPPORTED,
@@ -228,7 +229,7 @@ def test_a_repeated_key_cannot_hide_an_invalid_value() -> None:
             "['auto', 'auto']",
             "the same value twice",
         ),
-        (runner(engines=["codex", "claude"]), "engines[1]", "'claude'", "must be one of 'codex'"),
+        (runner(engines=["codex", "aider"]), "engines[1]", "'aider'", "must be one of 'codex'"),
         (runner(engines=[]), "engines", "[]", "must not be empty"),
         (runner(unsupported_engines=["gpt"]), "unsupported_engines[0]", "'gpt'", "must be one of"),
         (runner(schemas={"ouput": "a.json"}), "schemas.ouput", None, "is not a known field"),
@@ -283,7 +284,7 @@ def test_an_engine_both_allowed_and_refused_is_a_contradiction() -> None:
 
 
 def test_refusing_every_engine_leaves_nothing_to_run_on() -> None:
-    error = manifest_refusal(runner(unsupported_engines=["codex", "gemini", "iflow", "opencode"]))
+    error = manifest_refusal(runner(unsupported_engines=list(ENGINES)))
     assert (error.code, error.field) == (SKILL_MANIFEST_INVALID, "unsupported_engines")
 
 
@@ -414,7 +415,7 @@ def test_a_draft_7_schema_is_checked_as_draft_7(tmp_path: Path) -> None:
         ({}, "opencode", "interactive", None),
         ({"engines": ["gemini"]}, "codex", "auto", SKILL_ENGINE_UNSUPPORTED),
         ({"unsupported_engines": ["iflow"]}, "iflow", "auto", SKILL_ENGINE_UNSUPPORTED),
-        ({}, "claude", "auto", SKILL_ENGINE_UNSUPPORTED),
+        ({}, "aider", "auto", SKILL_ENGINE_UNSUPPORTED),
         ({"execution_modes": ["auto"]}, "codex", "interactive", SKILL_EXECUTION_MODE_UNSUPPORTED),
         ({"execution_modes": ["interactive"]}, "codex", "auto", SKILL_EXECUTION_MODE_UNSUPPORTED),
         ({}, "codex", "batch", SKILL_EXECUTION_MODE_UNSUPPORTED),
