@@ -217,3 +217,15 @@ def test_the_call_log_keeps_the_command_lines_choices(bench: EngineBench) -> Non
     assert call["env"]["ANTHROPIC_API_KEY"] == "<redacted>"
     assert call["env"]["CLAUDE_CONFIG_DIR"] == "/c"
     assert "OPENAI_API_KEY" not in call["env"]
+
+
+def test_variants_put_the_result_type_first_and_empty_the_echo(bench: EngineBench) -> None:
+    bench.case(
+        "fid-message",
+        **SCRIPTS["fid-message"],
+        variants={"claude": {"result_type": "first", "result_echo": False}},
+    )
+    played = bench.run("claude", load("claude", "message").argv)
+    result = played.json_lines()[-1]
+    assert (next(iter(result)), result["result"]) == ("type", "")
+    assert readers.read("claude", played.stdout).assistant_messages() == (MARKER,)

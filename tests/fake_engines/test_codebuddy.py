@@ -199,3 +199,12 @@ def test_the_call_log_keeps_the_settings_and_codebuddys_environment(bench: Engin
     assert call["mcp_config"] == ["/tmp/ne/run-cb/.codebuddy/mcp.json"]
     assert call["env"]["CODEBUDDY_AUTH_TOKEN"] == "<redacted>"
     assert call["env"]["CODEBUDDY_INTERNET_ENVIRONMENT"] == "public"
+
+
+def test_without_the_echo_a_reply_printed_only_there_is_lost(bench: EngineBench) -> None:
+    bench.case(
+        "fid-think-message", **SCRIPTS["fid-think-message"], variants={"codebuddy": {"result_echo": False}}
+    )
+    played = bench.run("codebuddy", load("codebuddy", "fid-think-message").argv)
+    assert played.json_lines()[-1]["result"] == ""
+    assert readers.read("codebuddy", played.stdout).assistant_messages() == ()

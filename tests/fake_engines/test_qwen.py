@@ -163,3 +163,9 @@ def test_the_warning_can_be_silenced_as_qwen_says(bench: EngineBench) -> None:
     bench.case("fid-message", **SCRIPTS["fid-message"])
     played = bench.run("qwen", load("qwen", "message").argv, QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
     assert (played.returncode, played.stderr) == (0, b"")
+
+
+def test_the_goal_state_event_is_a_variant(bench: EngineBench) -> None:
+    bench.case("fid-message", **SCRIPTS["fid-message"], variants={"qwen": {"goal_state": False}})
+    played = bench.run("qwen", load("qwen", "message").argv)
+    assert kinds(played.json_lines()) == ["system/init", "assistant:text", "result"]

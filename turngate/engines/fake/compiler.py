@@ -41,7 +41,7 @@ VARIANT_DEFAULTS: dict[str, dict[str, Any]] = {
     # qwen 0.24.4 prints a stray `stream_event` goal_state before the first answer of a process.
     "qwen": {"goal_state": True},
     # codebuddy 2.118.2 prints some reply texts only in result.result ("observed": as it was seen).
-    "codebuddy": {"text_in_result_only": "observed"},
+    "codebuddy": {"text_in_result_only": "observed", "result_echo": True},
 }
 
 

@@ -312,7 +312,7 @@ class CodebuddyStream(MessageStream):
             "type": "result",
             "subtype": "success",
             "is_error": False,
-            "result": self.reply_text(),
+            "result": self.reply_text() if self.variant["result_echo"] else "",
             "uuid": self.uuid(),
             "session_id": self.context.session_id,
             "duration_ms": elapsed,
