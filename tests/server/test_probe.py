@@ -43,7 +43,7 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert "dialect: require-user-reply (interactive_require_user_reply, session_timeout_sec" in printed
     assert "edition: looks like seed-7d8914d+4cb89ba (" in printed
     written = yaml.safe_load(out.read_text())
-    assert written["engines"] == ["codex", "gemini", "iflow", "opencode"]
+    assert written["engines"] == ["codex", "gemini", "iflow", "opencode", "claude", "qwen", "codebuddy"]
     assert written["events_source"] == "history"
     assert written["honours_session_timeout"] is True
     assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once

@@ -57,7 +57,10 @@ FIRST_TURN = {
     "opencode": ["run", "--format", "json", "tg-case-bench"],
     "claude": ["-p", "--output-format", "stream-json", "--verbose", "tg-case-bench"],
     "qwen": ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", "tg-case-bench"],
-    "codebuddy": ["-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions", "tg-case-bench"],
+    "codebuddy": [
+        *("-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions"),
+        "tg-case-bench",
+    ],
 }
 SCRIPT = """case: bench
 turns:

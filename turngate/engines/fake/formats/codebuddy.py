@@ -21,6 +21,7 @@ from __future__ import annotations
 from turngate.engines.fake.formats import HANG, RECOVERED, TurnContext, provider_message
 from turngate.engines.fake.formats.sdk_messages import SHELL_TOOLS, MessageStream, PlainOutput, event
 from turngate.engines.fake.jsonline import dumps
+from turngate.engines.fake.sessions import fnv64
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -263,9 +264,15 @@ class CodebuddyStream(MessageStream):
         return []  # no retry was seen: a custom model's failure is reported at once
 
     def _failure_text(self, message: str, code: Any) -> str:
-        """A failed request as 2.118.2 words it: the status, the message, (request id/session id)."""
+        """A failed request as 2.118.2 words it: the status, the message, (request id/session id).
+        The request id is the provider's (not the turn's `_requestId`, as in the captures): derived
+        from the case and the turn, not the session, so the same failure reads the same in any state
+        folder (a judge's records name sessions by their order, never a request)."""
         status = f"{code} " if isinstance(code, int) and not isinstance(code, bool) else ""
-        return f"{status}{message} ({self.request_id}/{self.context.session_id})"
+        context = self.context
+        seed = f"{context.case_id}:{context.turn_number}:{context.repair_round}:failure:{len(self.errors)}"
+        request = f"{fnv64(seed + '#1'):016x}{fnv64(seed + '#2'):016x}"
+        return f"{status}{message} ({request}/{context.session_id})"
 
     def api_error(self, message: str, code: Any) -> list[tuple[int, bytes]]:
         text = self._failure_text(message, code)
