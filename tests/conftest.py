@@ -166,6 +166,12 @@ def first_turn_args(engine: str, prompt: str, *, gemini_format: str = "stream-js
             return ["run", "--format", "json", prompt]
         case "kilo":  # Skill-Runner v0.7.9's, without its `--dir RUN` (the tests run in RUN)
             return ["run", "--format", "json", "--auto", "--thinking", prompt]
+        case "claude":  # Skill-Runner v0.7.9's claude command line
+            return ["-p", "--output-format", "stream-json", "--verbose", prompt]
+        case "qwen":
+            return ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", prompt]
+        case "codebuddy":
+            return ["-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions", prompt]
     raise ValueError(engine)
 
 
@@ -181,7 +187,23 @@ def resume_args(engine: str, session_id: str, reply: str, *, gemini_format: str 
             return ["run", f"--session={session_id}", "--format", "json", reply]
         case "kilo":
             return ["run", "--format", "json", "--auto", "--thinking", "--session", session_id, reply]
+        case "claude":
+            return ["--resume", session_id, "-p", "--output-format", "stream-json", "--verbose", reply]
+        case "qwen":
+            return [
+                "--output-format",
+                "stream-json",
+                "--approval-mode",
+                "yolo",
+                "--resume",
+                session_id,
+                "-p",
+                reply,
+            ]
+        case "codebuddy":
+            flags = ["-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions"]
+            return [*flags, "-r", session_id, reply]
     raise ValueError(engine)
 
 
-ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")

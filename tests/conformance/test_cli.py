@@ -57,7 +57,7 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["run", "--target", "ftp://nowhere"], "--target"),
         (["run", "-k", "no/such/*"], "matches no scenario"),
-        (["run", "--engine", "claude"], "'claude'"),
+        (["run", "--engine", "aider"], "'aider'"),
         (["show", "no/such/id"], "no such scenario"),
     ],
 )

@@ -20,7 +20,25 @@ from turngate.engines import readers
 MARKER_REPLY = '{"greeting": "Hello", "__SKILL_DONE__": true}'
 ESCAPED_MARKER = b'\\"__SKILL_DONE__\\": true'
 PLAIN_MARKER = b'"__SKILL_DONE__": true'
-NDJSON_ENGINES = ("codex", "gemini", "opencode", "kilo")  # gemini in stream-json mode
+# gemini in stream-json mode
+NDJSON_ENGINES = ("codex", "gemini", "opencode", "claude", "qwen", "kilo", "codebuddy")
+# The SDK message stream of claude, qwen and codebuddy: the reply is an assistant `text` block.
+SDK_ENGINES = ("claude", "qwen", "codebuddy")
+
+
+def pinned(bench: EngineBench, played_text: str) -> str:
+    """Output as the snapshots pin it: the test's own folder (claude and codebuddy print their
+    working directory; claude also its project folder, named after it with dashes) as `<root>`."""
+    root = str(bench.root)
+    return played_text.replace(root, "<root>").replace(root.replace("/", "-").replace(".", "-"), "<root>")
+
+
+def sdk_texts(event: dict[str, object]) -> list[str]:
+    """The reply texts of one SDK message event (claude, qwen, codebuddy)."""
+    message = event.get("message")
+    if event.get("type") != "assistant" or not isinstance(message, dict):
+        return []
+    return [block["text"] for block in message.get("content", []) if block.get("type") == "text"]
 
 
 def session_id_from(engine: str, stdout: bytes, stderr: bytes) -> str:
@@ -29,7 +47,7 @@ def session_id_from(engine: str, stdout: bytes, stderr: bytes) -> str:
         block = stderr.split(b"<Execution Info>\n", 1)[1].split(b"\n</Execution Info>", 1)[0]
         return str(json.loads(block)["session-id"])
     first = json.loads(stdout.splitlines()[0])
-    key = {"codex": "thread_id", "gemini": "session_id", "opencode": "sessionID", "kilo": "sessionID"}[engine]
+    key = {"codex": "thread_id", "opencode": "sessionID", "kilo": "sessionID"}.get(engine, "session_id")
     return str(first[key])
 
 
@@ -44,7 +62,7 @@ def test_final_answer_with_marker(bench: EngineBench, engine: str, snapshot: obj
         assert played.err.endswith("</Execution Info>\n")
     else:
         assert ESCAPED_MARKER in played.stdout  # JSON-escaped inside an NDJSON string
-    assert (played.out, played.err) == snapshot
+    assert (pinned(bench, played.out), pinned(bench, played.err)) == snapshot
 
 
 @pytest.mark.parametrize("engine", NDJSON_ENGINES)
@@ -56,6 +74,10 @@ def test_escaped_marker_inside_ndjson_string(bench: EngineBench, engine: str) ->
     assert played.stdout.replace(ESCAPED_MARKER, b"").find(PLAIN_MARKER) == -1
     # ... and every line is one JSON object, whose decoded reply holds it plainly.
     events = played.json_lines()
+    if engine in SDK_ENGINES:
+        assert [text for event in events for text in sdk_texts(event)] == [MARKER_REPLY]
+        assert events[-1]["result"] == MARKER_REPLY  # the result echoes it (one reply, printed twice)
+        return
     replies = [
         event["item"]["text"]
         if engine == "codex"
@@ -98,7 +120,14 @@ def test_marker_echoed_in_tool_output_only(bench: EngineBench, engine: str, snap
         case "iflow":
             assert marker_lines == []  # iflow -p shows only the reply
             assert b"__SKILL_DONE__" not in played.stderr
-    assert (played.out, played.err) == snapshot
+        case "claude" | "qwen" | "codebuddy":
+            kinds = [
+                (json.loads(line)["type"], json.loads(line)["message"]["content"][0]["type"])
+                for line in marker_lines
+            ]
+            assert kinds == [("user", "tool_result")]
+            assert echo in marker_lines[0].decode("utf-8").replace('\\"', '"')
+    assert (pinned(bench, played.out), pinned(bench, played.err)) == snapshot
 
 
 HINT = {
@@ -135,6 +164,8 @@ def reply_text(engine: str, played_stdout: bytes) -> str:
             text += event["content"]
         elif engine in ("opencode", "kilo") and event.get("type") == "text":
             text += event["part"]["text"]
+        elif engine in SDK_ENGINES:
+            text += "".join(sdk_texts(event))
     return text
 
 
@@ -173,6 +204,9 @@ END_OF_TURN = {
     "gemini": b'"type":"result"',
     "opencode": b"step_finish",
     "kilo": b"step_finish",
+    "claude": b'"type":"result"',
+    "qwen": b'"type":"result"',
+    "codebuddy": b'"type":"result"',
 }
 
 
@@ -263,7 +297,16 @@ def test_resume_with_the_issued_id_plays_the_next_turn(bench: EngineBench, engin
     )
     first = bench.run(engine, first_turn_args(engine, "tg-case-two-turns"))
     session_id = session_id_from(engine, first.stdout, first.stderr)
-    shapes = {"codex": 36, "gemini": 36, "iflow": 44, "opencode": 30, "kilo": 30}
+    shapes = {
+        "codex": 36,
+        "gemini": 36,
+        "iflow": 44,
+        "opencode": 30,
+        "claude": 36,
+        "qwen": 36,
+        "kilo": 30,
+        "codebuddy": 36,
+    }
     assert len(session_id) == shapes[engine]
     assert session_id.startswith({"iflow": "session-", "opencode": "ses_", "kilo": "ses_"}.get(engine, ""))
 
@@ -289,14 +332,31 @@ def test_resuming_an_unknown_id_fails_like_the_real_engine(bench: EngineBench, e
         "iflow": "session-nope",
         "opencode": "ses_nope",
         "kilo": "ses_00000000000000000000000000",
+        "claude": "c0ffee00-0000-4000-8000-000000000000",
+        "qwen": "c0ffee00-0000-4000-8000-000000000000",
+        "codebuddy": "c0ffee00-0000-4000-8000-000000000000",
     }[engine]
     played = bench.run(engine, resume_args(engine, unknown, "hello"))
+    (call,) = bench.calls()
+    assert call["outcome"] == "engine_error"
+    if engine == "codebuddy":  # 2.118.2: one error line on stdout, and exit 0
+        assert played.json_lines() == [
+            {"type": "error", "error": f"No conversation found with session ID: {unknown}"}
+        ]
+        assert (played.returncode, played.stderr) == (0, b"")
+        return
     assert played.returncode == 1
     # kilo 7.7.7 does not name the id (corpus/kilo/real-7.7.7-resume-unknown-id)
     assert (unknown if engine != "kilo" else "Session not found") in played.err
+    if engine == "claude":  # 2.1.331: only an error result on stdout, naming the id
+        (result,) = played.json_lines()
+        assert (result["type"], result["subtype"], result["session_id"]) == (
+            "result",
+            "error_during_execution",
+            unknown,
+        )
+        return
     assert played.stdout == b""
-    (call,) = bench.calls()
-    assert call["outcome"] == "engine_error"
 
 
 def test_a_third_turn_that_the_script_lacks_is_a_script_error(bench: EngineBench) -> None:

@@ -82,6 +82,10 @@ RESUME_PROBES = {
     "gemini": (["--resume", "X", "--help"], "--resume"),
     "iflow": (["--help"], "--resume"),
     "opencode": (["run", "--help"], "--session"),
+    # what Skill-Runner v0.7.9 probes each for (services/engine_management/agent_cli_manager.py)
+    "claude": (["--help"], "--resume"),
+    "qwen": (["--help"], "--resume"),
+    "codebuddy": (["--help"], "resume"),
     "kilo": (["run", "--help"], "--session"),  # on stderr, as 7.7.7 prints its help
 }
 

@@ -77,6 +77,14 @@ def replies(engine: str, played_stdout: bytes, played_stderr: bytes) -> str:
             return "".join(e["content"] for e in lines if e.get("role") == "assistant")
         case "opencode" | "kilo":
             return "".join(e["part"]["text"] for e in lines if e.get("type") == "text")
+        case "claude" | "qwen" | "codebuddy":
+            return "".join(
+                block["text"]
+                for e in lines
+                if e.get("type") == "assistant"
+                for block in e["message"]["content"]
+                if block["type"] == "text"
+            )
     return played_stdout.decode().rstrip("\n")
 
 

@@ -12,6 +12,9 @@ END_OF_TURN = {
     "gemini": '"type":"result"',
     "iflow": "</Execution Info>",
     "opencode": '"type":"step_finish"',
+    "claude": '"type":"result"',
+    "qwen": '"type":"result"',
+    "codebuddy": '"type":"result"',
     "kilo": '"type":"step_finish"',
 }
 

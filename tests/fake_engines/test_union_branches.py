@@ -35,6 +35,14 @@ def reply_of(engine: str, stdout: bytes, *, gemini_format: str = "stream-json") 
             return str(lines[-1]["response"]) if len(lines) == 1 else ""
         case "gemini":
             return "".join(e["content"] for e in lines if e.get("role") == "assistant")
+        case "claude" | "qwen" | "codebuddy":  # without --json-schema the branch is a reply text
+            return "".join(
+                block["text"]
+                for e in lines
+                if e.get("type") == "assistant"
+                for block in e["message"]["content"]
+                if block["type"] == "text"
+            )
     return "".join(e["part"]["text"] for e in lines if e.get("type") == "text")
 
 

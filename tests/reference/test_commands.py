@@ -13,9 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turngate.engines.fake.argv import codex, gemini, iflow, kilo, opencode
+from turngate.engines.fake.argv import claude, codebuddy, codex, gemini, iflow, kilo, opencode, qwen
 from turngate.engines.fake.invocation import Invocation
-from turngate.implementations.reference.commands import ENGINES, MODES, CommandOptions, build_command
+from turngate.implementations.reference.commands import (
+    ENGINES,
+    MODES,
+    CommandOptions,
+    build_command,
+    stdin_message,
+)
 
 PARSERS: dict[str, Any] = {
     "codex": codex,
@@ -23,15 +29,22 @@ PARSERS: dict[str, Any] = {
     "iflow": iflow,
     "opencode": opencode,
     "kilo": kilo,
+    "claude": claude,
+    "qwen": qwen,
+    "codebuddy": codebuddy,
 }
 PROMPT = "Run the skill greet (instructions: skills/greet/SKILL.md).\nInputs:\n- case: tg-case-x"
 REPLY = "Formal, please."
+UUID = "c0ffee00-0000-4000-8000-000000000000"
 SESSION = {
     "codex": "0199a213-81c0",
     "gemini": "3f2a-91",
     "iflow": "session-3f2a",
     "opencode": "ses_X1",
     "kilo": "ses_K1",
+    "claude": UUID,  # claude resumes only a UUID (or a session title)
+    "qwen": UUID,
+    "codebuddy": UUID,
 }
 
 
@@ -157,6 +170,80 @@ EXACT = [
         ),
         id="kilo-resume-model",
     ),
+    # Skill-Runner v0.7.9's command lines (003 names no flag for these engines)
+    pytest.param(
+        "claude",
+        None,
+        CommandOptions(),
+        ("claude", "-p", "--output-format", "stream-json", "--verbose", PROMPT),
+        id="claude-first",
+    ),
+    pytest.param(
+        "claude",
+        UUID,
+        CommandOptions(model="sonnet"),
+        (
+            "claude",
+            "--resume",
+            UUID,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "sonnet",
+            PROMPT,
+        ),
+        id="claude-resume-model",
+    ),
+    pytest.param(
+        "qwen",
+        None,
+        CommandOptions(),
+        ("qwen", "--output-format", "stream-json", "--approval-mode", "yolo", "-p", PROMPT),
+        id="qwen-first",
+    ),
+    pytest.param(
+        "qwen",
+        UUID,
+        CommandOptions(),
+        ("qwen", "--output-format", "stream-json", "--approval-mode", "yolo", "--resume", UUID, "-p", PROMPT),
+        id="qwen-resume",
+    ),
+    pytest.param(
+        "codebuddy",
+        None,
+        CommandOptions(),
+        (
+            "codebuddy",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+            PROMPT,
+        ),
+        id="codebuddy-first",
+    ),
+    pytest.param(
+        "codebuddy",
+        UUID,
+        CommandOptions(model="glm-5.0"),
+        (
+            "codebuddy",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+            "-r",
+            UUID,
+            "--model",
+            "glm-5.0",
+            PROMPT,
+        ),
+        id="codebuddy-resume-model",
+    ),
 ]
 
 
@@ -266,6 +353,9 @@ def test_every_argv_parses_as_meant(engine: str, mode: str, resume: bool, option
         "iflow": "text",
         "opencode": "json",
         "kilo": "json",
+        "claude": "stream-json",
+        "qwen": "stream-json",
+        "codebuddy": "stream-json",
     }
     assert invocation.output_format == expected_format[engine]
     if engine == "codex":
@@ -358,7 +448,39 @@ def test_kilo_replies_its_thinking_flag_would_take_stay_text(reply: str) -> None
     assert parsed(argv).prompt == " " + reply
 
 
-@pytest.mark.parametrize("engine", ["iflow", "opencode"])
+@pytest.mark.parametrize(
+    ("engine", "reply"), [("claude", "doctor"), ("claude", "mcp"), ("codebuddy", "config")]
+)
+def test_commander_replies_that_name_a_subcommand_stay_text(engine: str, reply: str) -> None:
+    argv = build_command(engine, "interactive", prompt=reply)
+    assert argv[-1] == " " + reply
+    assert parsed(argv).prompt == " " + reply
+
+
+@pytest.mark.parametrize("engine", ["claude", "qwen", "codebuddy"])
+@pytest.mark.parametrize("resume", [False, True], ids=["first", "resume"])
+def test_a_resident_process_reads_its_messages_as_stream_json_on_stdin(engine: str, resume: bool) -> None:
+    resume_id = SESSION[engine] if resume else None
+    argv = build_command(engine, "interactive", prompt=PROMPT, resume_id=resume_id, resident=True)
+    assert PROMPT not in argv
+    invocation = parsed(argv, resumable=resume)
+    assert (invocation.input_format, invocation.output_format) == ("stream-json", "stream-json")
+    assert invocation.prompt_from_stdin and invocation.resume_id == resume_id
+    assert (
+        stdin_message(engine, "Formal ✓")
+        == '{"type": "user", "message": {"role": "user", "content": "Formal ✓"}}'
+    )
+
+
+@pytest.mark.parametrize("engine", ["codex", "gemini", "iflow", "opencode", "kilo"])
+def test_other_resident_processes_take_the_first_turns_command_line_and_raw_replies(engine: str) -> None:
+    assert build_command(engine, "interactive", prompt=PROMPT, resident=True) == build_command(
+        engine, "interactive", prompt=PROMPT
+    )
+    assert stdin_message(engine, "Formal") == "Formal"
+
+
+@pytest.mark.parametrize("engine", ["iflow", "opencode", "qwen"])
 def test_other_engines_take_such_words_as_written(engine: str) -> None:
     for reply in ("true", "false", "1.50", "help", "resume", "mcp", "run"):
         argv = build_command(engine, "interactive", prompt=reply)
@@ -373,6 +495,8 @@ def test_other_engines_take_such_words_as_written(engine: str) -> None:
     ),
 )
 def test_any_session_id_is_resumed_as_given(engine: str, session: str) -> None:
+    if engine == "claude":  # claude resumes a UUID and refuses any other id itself (test_claude.py)
+        session = UUID
     assert parsed(build_command(engine, "auto", prompt=REPLY, resume_id=session)).resume_id == session
 
 
@@ -382,7 +506,7 @@ def test_any_session_id_is_resumed_as_given(engine: str, session: str) -> None:
 @pytest.mark.parametrize(
     ("engine", "mode", "named"),
     [
-        ("claude", "auto", "'claude'"),
+        ("aider", "auto", "'aider'"),
         ("codex", "batch", "'batch'"),
         ("", "auto", "''"),
         ("Codex", "auto", "'Codex'"),

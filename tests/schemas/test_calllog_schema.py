@@ -131,7 +131,7 @@ BROKEN: list[tuple[str, dict[str, Any]]] = [
     ("argv a string", {"argv": "exec --json"}),
     ("turn 0 (turns are 1-based)", {"turns": [0]}),
     ("an environment value that is not a string", {"env": {"HOME": 1}}),
-    ("an engine turngate does not fake", {"engine": "claude"}),
+    ("an engine turngate does not fake", {"engine": "aider"}),
     ("a fake engine's line without its turns", {"turns": ...}),
     ("a case from nowhere", {"case_source": "guess"}),
     ("a script error that is not one", {"outcome": "script_error", "error": {"code": "X"}}),

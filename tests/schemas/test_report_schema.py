@@ -123,7 +123,7 @@ BROKEN: list[tuple[str, str, str, Any]] = [
     # (line kind, what is broken, dotted field, value)
     ("header", "no start time", "started_at", ...),
     ("header", "a local start time", "started_at", "2026-11-24 14:23:12"),
-    ("header", "an engine turngate does not fake", "engines.0", "claude"),
+    ("header", "an engine turngate does not fake", "engines.0", "aider"),
     ("footer", "a negative count", "counts.passed", -1),
     ("footer", "a count of an outcome that does not exist", "counts.green", 3),
     ("footer", "interrupted said false (it is present only when true)", "interrupted", False),

@@ -123,5 +123,5 @@ def test_a_broken_target_file_is_refused_by_the_schema_and_the_reader(
 def test_the_schema_refuses_what_the_reader_lets_pass_silently() -> None:
     """A model for an engine turngate does not fake, or a module name the spec does not have, would be
     ignored by the run; the schema says so."""
-    assert problems(TARGET, {**VALID, "models": {"claude": "opus"}}) != []
+    assert problems(TARGET, {**VALID, "models": {"aider": "opus"}}) != []
     assert problems(TARGET, {**VALID, "patch_modules": {"## Rules": "rules-module"}}) != []

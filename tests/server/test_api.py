@@ -174,7 +174,7 @@ def test_the_result_of_a_job_that_has_not_ended_is_409(server: Server) -> None:
     ("body", "status", "code"),
     [
         ({"skill_id": "nope", "engine": "codex"}, 404, "SKILL_NOT_FOUND"),
-        ({"skill_id": "greet", "engine": "claude"}, 400, "ENGINE_UNKNOWN"),
+        ({"skill_id": "greet", "engine": "aider"}, 400, "ENGINE_UNKNOWN"),
         (
             {"skill_id": "greet", "engine": "codex", "runtime_options": {"turbo": True}},
             400,

@@ -77,7 +77,7 @@ def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 # One test per engine, so that pytest-xdist's workers share the catalog; together they are all of it.
-ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 
 
 def test_the_engines_here_are_all_the_catalogs_engines() -> None:
@@ -86,7 +86,7 @@ def test_the_engines_here_are_all_the_catalogs_engines() -> None:
 
 # The server passes the engine through to the reference's own code, which the in-process goldens
 # pin per engine: codex runs the whole catalog over HTTP; gemini its stream hazards and the cases
-# whose output format the job chooses, iflow and opencode their stream hazards (the suite's time on
+# whose output format the job chooses, the others their stream hazards (the suite's time on
 # two cores is counted). Two cases at a time: the test hooks are scoped to each case's job.
 WHOLE_CATALOG_OVER_HTTP = ("codex",)
 

@@ -12,6 +12,7 @@ import yaml
 from tests.server.conftest import Server, start_server, stop_server
 from tests.server.miniatures.app import POLICIES, Behaviour, serve
 from tests.turngate_cli import in_process as cli
+from turngate.engines.fake.invocation import ENGINES
 from turngate.judge.connectors.http_options import http_options
 from turngate.judge.probe import probe_server
 from turngate.judge.probe_dialect import find_per_job_watchdog
@@ -43,7 +44,7 @@ def test_probing_turngate_serve_finds_every_engine_protocol_history_and_the_real
     assert "dialect: require-user-reply (interactive_require_user_reply, session_timeout_sec" in printed
     assert "edition: looks like seed-7d8914d+4cb89ba (" in printed
     written = yaml.safe_load(out.read_text())
-    assert written["engines"] == ["codex", "gemini", "iflow", "opencode", "kilo"]
+    assert written["engines"] == list(ENGINES)
     assert written["events_source"] == "history"
     assert written["honours_session_timeout"] is True
     assert written["probes_each_run"] is False  # turngate serve without hooks probes an engine once

@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine_commands = engines.add_subparsers(dest="engines_command", required=True)
 
     install = engine_commands.add_parser(
-        "install", help="write the codex, gemini, iflow and opencode launchers into DIR"
+        "install", help="write the fake engines' launchers (one per engine) into DIR"
     )
     install.add_argument("directory", type=Path, metavar="DIR")
     install.add_argument("--scripts", type=Path, help="default TURNGATE_SCRIPTS baked into the launchers")

@@ -43,6 +43,19 @@ class Profile:
                 return ["--yolo", "--output-format", self.output_format, prompt]
             case "iflow":
                 return ["--yolo", "--thinking", "-p", prompt]
+            case "claude":  # Skill-Runner v0.7.9's command lines for the three
+                return ["-p", "--output-format", "stream-json", "--verbose", prompt]
+            case "qwen":
+                return ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", prompt]
+            case "codebuddy":
+                return [
+                    "-p",
+                    "--output-format",
+                    "stream-json",
+                    "--permission-mode",
+                    "bypassPermissions",
+                    prompt,
+                ]
             case "kilo":
                 return ["run", "--format", "json", "--auto", "--thinking", prompt]
         return ["run", "--format", "json", prompt]
@@ -55,6 +68,21 @@ class Profile:
                 return ["--resume", session_id, "--yolo", "--output-format", self.output_format, reply]
             case "iflow":
                 return ["--resume", session_id, "--yolo", "--thinking", "-p", reply]
+            case "claude":
+                return ["--resume", session_id, "-p", "--output-format", "stream-json", "--verbose", reply]
+            case "qwen":
+                return [
+                    "--output-format",
+                    "stream-json",
+                    "--approval-mode",
+                    "yolo",
+                    "--resume",
+                    session_id,
+                    "-p",
+                    reply,
+                ]
+            case "codebuddy":
+                return ["-p", "--output-format", "stream-json", "-r", session_id, reply]
             case "kilo":
                 return ["run", "--format", "json", "--auto", "--thinking", "--session", session_id, reply]
         return ["run", f"--session={session_id}", "--format", "json", reply]
@@ -66,6 +94,9 @@ PROFILES = (
     Profile("gemini/json", "gemini", "json"),
     Profile("iflow", "iflow", "text"),
     Profile("opencode", "opencode", "json"),
+    Profile("claude", "claude", "stream-json"),
+    Profile("qwen", "qwen", "stream-json"),
+    Profile("codebuddy", "codebuddy", "stream-json"),
     Profile("kilo", "kilo", "json"),
 )
 
@@ -96,7 +127,33 @@ def expected_reply(profile: Profile, turn: dict[str, Any]) -> str:
     if profile.output_format == "json" and profile.engine == "gemini":
         # one document at the end of a completed turn, or none at all
         return "".join(texts) if turn["end"] == "completed" and not ends_abnormally(turn) else ""
+    if profile.engine == "codebuddy":
+        return _codebuddy_reply(turn)
     return "".join(texts)
+
+
+def _codebuddy_reply(turn: dict[str, Any]) -> str:
+    """codebuddy prints a text only when no text of the turn was printed before it and no thinking
+    came before it in its answer (a tool call ends an answer); `result.result` then carries the last
+    text, a reply when it is not the text last printed (docs/fake-engines.md, "codebuddy")."""
+    printed: list[str] = []
+    texts: list[str] = []
+    thought = False
+    for step in turn["steps"]:
+        if any(kind in step for kind in ABNORMAL_ENDINGS):
+            return "".join(printed)  # no result: nothing more
+        if "tool" in step or "file_change" in step:
+            thought = False
+        elif "think" in step:
+            thought = True
+        elif "say" in step:
+            text = "".join(step["say"])
+            texts.append(text)
+            if not printed and not thought:
+                printed.append(text)
+    if turn["end"] == "completed" and texts and texts[-1] and (not printed or texts[-1] != printed[-1]):
+        printed.append(texts[-1])
+    return "".join(printed)
 
 
 def expected_turn_end(profile: Profile, turn: dict[str, Any]) -> bool | None:

@@ -65,7 +65,7 @@ from turngate.judge.skill_writer import write_skill
 from turngate.protocol.connector import CaseSkipped, TargetUnreachable
 from turngate.protocol.skill_patch import PATCH_BANNER
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 
 
 @dataclass

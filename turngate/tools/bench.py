@@ -55,6 +55,12 @@ FIRST_TURN = {
     "gemini": ["--yolo", "--output-format", "json", "tg-case-bench"],
     "iflow": ["--yolo", "--thinking", "-p", "tg-case-bench"],
     "opencode": ["run", "--format", "json", "tg-case-bench"],
+    "claude": ["-p", "--output-format", "stream-json", "--verbose", "tg-case-bench"],
+    "qwen": ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", "tg-case-bench"],
+    "codebuddy": [
+        *("-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions"),
+        "tg-case-bench",
+    ],
 }
 SCRIPT = """case: bench
 turns:

@@ -69,7 +69,7 @@ CHILD_TIMEOUT_SEC: Final = 900.0
 JOB_TIMEOUT_SEC: Final = 300.0
 MODULE: Final = "turngate.tools.bench_hostile"
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 # The repeated units of the shape matrix, by name.
 UNITS: Final = {
     "tiny a\\n": "a\n",
@@ -134,6 +134,15 @@ def reply_frame(engine: str) -> tuple[bytes, bytes, bool]:
             {"type": "init", "session_id": "session-bench"},
             {"type": "message", "role": "assistant", "content": _TEXT, "delta": True},
             {"type": "result", "status": "success"},
+        )
+    elif engine in ("claude", "qwen", "codebuddy"):  # the SDK message stream; no echo in the result
+        head, tail = _around(
+            {"type": "system", "subtype": "init", "session_id": "session-bench"},
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": _TEXT}]},
+            },
+            {"type": "result", "subtype": "success", "is_error": False, "result": ""},
         )
     else:
         raise ValueError(f"engine: {engine!r}")

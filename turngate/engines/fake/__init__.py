@@ -1,1 +1,1 @@
-"""Scripted stand-ins for the codex, gemini, iflow and opencode engine CLIs."""
+"""Scripted stand-ins for the codex, gemini, iflow, opencode, claude, qwen and codebuddy engine CLIs."""

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
 STARTED_SUFFIX = ".started"
 _KEPT_PREFIXES = ("TURNGATE_", "GEMINI_", "GOOGLE_", "IFLOW_", "OPENCODE_", "KILO_")
 _KEPT_NAMES = ("HOME", "CODEX_HOME")
+# What else matters to one engine: its own configuration (claude's IS_SANDBOX lets root skip
+# permissions; qwen reads OPENAI_* for its OpenAI-compatible provider).
+_ENGINE_PREFIXES = {
+    "claude": ("ANTHROPIC_", "CLAUDE_", "IS_SANDBOX"),
+    "qwen": ("OPENAI_", "QWEN_"),
+    "codebuddy": ("CODEBUDDY_",),
+}
 _SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 # Bounds on what the skill scan reads: a working directory is the orchestrator's, not ours.
 _SKILL_SCAN_DEPTH = 5
@@ -83,7 +90,7 @@ class CallLog:
             "engine": engine,
             "argv": argv,
             "cwd": os.getcwd(),
-            "env": relevant_environment(environ),
+            "env": relevant_environment(environ, _KEPT_PREFIXES + _ENGINE_PREFIXES.get(engine, ())),
             "stdin": None,
             "action": None,
             "case": None,

@@ -35,6 +35,13 @@ VARIANT_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "iflow": {"block_stream": "stderr", "resuming_banner": False},
     "opencode": {"text_at": "part"},
+    # claude 2.1.331 prints the `result` event's `type` key after `result`; result.result repeats the
+    # last reply text (docs/fake-engines.md, "claude").
+    "claude": {"result_type": "late", "result_echo": True},
+    # qwen 0.24.4 prints a stray `stream_event` goal_state before the first answer of a process.
+    "qwen": {"goal_state": True},
+    # codebuddy 2.118.2 prints some reply texts only in result.result ("observed": as it was seen).
+    "codebuddy": {"text_in_result_only": "observed", "result_echo": True},
     "kilo": {"error_before_step": True, "text_after_error": False, "error_string": False},
 }
 
@@ -244,9 +251,13 @@ def _normalise_step(step: dict[str, Any], file: str, where: str) -> dict[str, An
     ((kind, value),) = step.items()
     match kind, value:
         case "final", dict(fields):
-            return {"say": [_union_branch(True, fields, file, f"{where}.final")]}
+            text = _union_branch(True, fields, file, f"{where}.final")
+            # `union`: the branch as an object too, for an engine that answers it as structured
+            # output (claude and codebuddy --json-schema); every other engine says the text.
+            return {"say": [text], "union": json.loads(text)}
         case "pending", dict(fields):
-            return {"say": [_union_branch(False, fields, file, f"{where}.pending")]}
+            text = _union_branch(False, fields, file, f"{where}.pending")
+            return {"say": [text], "union": json.loads(text)}
         case "say", str(text):
             return {"say": [text]}
         case "say", {"text": str(text)}:

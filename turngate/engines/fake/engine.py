@@ -40,6 +40,9 @@ DEFAULT_MODELS = {
     "gemini": "gemini-2.5-pro",
     "iflow": "qwen3-coder-plus",
     "opencode": "anthropic/claude-sonnet-4-5",
+    "claude": "claude-haiku-4-5",  # Skill-Runner v0.7.9's claude default: ANTHROPIC_MODEL=haiku
+    "qwen": "qwen3-coder-plus",  # Skill-Runner v0.7.9's qwen default (config/default.json)
+    "codebuddy": "default-model",  # the first model codebuddy 2.118.2's --help lists
     "kilo": "kilo/kilo-auto/free",  # Skill-Runner v0.7.9's engines/kilo/config/default.json
 }
 _SIGNALS = {"SIGKILL": 9, "SIGSEGV": 11, "SIGTERM": 15, "SIGABRT": 6}
@@ -146,7 +149,9 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
         _stderr(usage.text)
         log.write("usage_error", usage.exit_code)
         return usage.exit_code
-    log.note(action=invocation.action)
+    log.note(action=invocation.action, **dict(invocation.log_fields))
+    if invocation.json_schema is not None:
+        log.note(json_schema=_schema_of(invocation.json_schema))
     if invocation.directory is not None and not _enter(invocation.directory, engine, log):
         return 1
     if invocation.action == "run":
@@ -170,7 +175,14 @@ def _run(engine: str, argv: list[str], settings: Settings, log: CallLog) -> int:
             "the script folder is not set (export TURNGATE_SCRIPTS, or `turngate engines install --scripts`)",
         )
     prompt = invocation.prompt or ""
-    if invocation.prompt_from_stdin:
+    if invocation.prompt_from_stdin and invocation.input_format == "stream-json":
+        first = sys.stdin.buffer.readline()  # the first user message; the rest are the next turns'
+        if not first:
+            log.write("exited", 0)  # input closed before any message: nothing to answer
+            return 0
+        prompt = stdin_message(first)
+        log.add_stdin(prompt)
+    elif invocation.prompt_from_stdin:
         prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
         log.add_stdin(prompt)
     refusal = _refusal(invocation)
@@ -203,10 +215,12 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         session_id = invocation.resume_id or sessions.latest() or ""
         found = _resume(sessions, session_id, prompt)
         if found is None:
-            _stderr(_unknown_session_text(engine, session_id))
+            out, err, code = _unknown_session(engine, session_id, invocation, settings)
+            os.write(1, out)
+            _stderr(err)
             log.note(session_id=session_id or None, resumed=True)
-            log.write("engine_error", 1)
-            return 1
+            log.write("engine_error", code)
+            return code
         case_id, turn_index, repair_round = found
         log.note(case=case_id, case_source="session")
         log.started()
@@ -220,7 +234,13 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         session_id = sessions.start(case_id)
     log.note(session_id=session_id, resumed=resumed)
     clock = Clock(settings.fixed_epoch_ms)
+    # claude, qwen and codebuddy with --input-format stream-json live on between turns whatever the
+    # script says: their real protocol reads each turn's user message from stdin until it ends.
+    resident = compiled["resident"] or invocation.input_format == "stream-json"
+    structured = invocation.json_schema is not None and isinstance(_schema_of(invocation.json_schema), dict)
+    process_turn = 0
     while True:
+        process_turn += 1
         if repair_round:
             # A repair call plays an answer of the turn it repairs, not a turn: `action` and `repair`
             # say so, and `turns` stays empty, so turn and call counts are the user's turns.
@@ -243,6 +263,9 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             clock=clock,
             repair_round=repair_round,
             reasoning=invocation.reasoning,
+            structured=structured,
+            process_turn=process_turn,
+            command_fields=invocation.log_fields,
         )
         if engine == "gemini":  # chosen by flag or settings.json: the log shows which the server chose
             log.note(output_format=context.output_format)
@@ -252,8 +275,8 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         ending = play(operations)
         if ending is not None:
             return _end_abnormally(ending, log)
-        if not compiled["resident"] or turn["end"] == "failed":
-            if turn.get("linger") is not None and not compiled["resident"]:
+        if not resident or turn["end"] == "failed":
+            if turn.get("linger") is not None and not resident:
                 _linger(turn["linger"], log)
             log.write("exited", turn["exit_code"])
             return int(turn["exit_code"])
@@ -261,7 +284,10 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         if not reply:
             log.write("exited", 0)
             return 0
-        prompt = reply.decode("utf-8", "replace").rstrip("\r\n")
+        if invocation.input_format == "stream-json":
+            prompt = stdin_message(reply)
+        else:
+            prompt = reply.decode("utf-8", "replace").rstrip("\r\n")
         log.add_stdin(prompt)
         advanced = sessions.advance(session_id)
         turn_index = advanced[1] if advanced is not None else turn_index + 1
@@ -391,6 +417,49 @@ def _inside_git_repo() -> bool:
         if parent == folder:
             return False
         folder = parent
+
+
+def _unknown_session(
+    engine: str, session_id: str, invocation: Invocation, settings: Settings
+) -> tuple[bytes, str, int]:
+    """What the engine writes (stdout bytes, stderr text) and its exit code for a session it never
+    issued: its format's own refusal where it has one (claude, codebuddy), else a stderr line, exit 1."""
+    refusal = getattr(_formats(engine), "unknown_session", None)
+    if refusal is not None:
+        found: tuple[bytes, str, int] = refusal(session_id, invocation.output_format, settings.fixed_epoch_ms)
+        return found
+    return b"", _unknown_session_text(engine, session_id), 1
+
+
+def _schema_of(text: str) -> Any:
+    """The --json-schema value as JSON (the call log keeps it parsed), or the text when it is not JSON."""
+    import json  # only with --json-schema: json costs start-up time
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def stdin_message(line: bytes) -> str:
+    """The text of one stream-json user message line (`{"type":"user","message":{"role":"user",
+    "content":…}}`, content a string or text blocks), as claude, qwen and codebuddy read their
+    stdin with --input-format stream-json; a line that is not one is taken as it is."""
+    import json  # only in the stream-json input protocol
+
+    raw = line.decode("utf-8", "replace").rstrip("\r\n")
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return raw
+    message = document.get("message") if isinstance(document, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [block.get("text") for block in content if isinstance(block, dict)]
+        return "".join(text for text in texts if isinstance(text, str))
+    return raw
 
 
 def _unknown_session_text(engine: str, session_id: str) -> str:

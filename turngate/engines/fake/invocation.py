@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from turngate.engines.fake.frozen import value
 
-ENGINES = ("codex", "gemini", "iflow", "opencode", "kilo")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+ENGINES = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 
 
 @value
@@ -55,6 +59,14 @@ class Invocation:
     # Whether reasoning is printed: "" as the engine's format always does (opencode --format json
     # prints it), "shown" or "hidden" as the emulated build decides (opencode 1.2.1, kilo: --thinking).
     reasoning: str = ""
+    # claude, qwen, codebuddy --input-format: "stream-json" reads every user message (the first
+    # prompt included) as a JSON line on stdin, and the process lives on until stdin ends.
+    input_format: str = "text"
+    # claude and codebuddy --json-schema: the schema text as given (the model must then answer
+    # through the StructuredOutput tool); None when not given.
+    json_schema: str | None = None
+    # Call-log fields this command line adds ((name, value) pairs: output_format, permission_mode, …).
+    log_fields: tuple[tuple[str, Any], ...] = ()
 
 
 class UsageError(Exception):

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Bump when the compiled form changes, so stale caches are recompiled.
-COMPILED_FORMAT = 4
+COMPILED_FORMAT = 5
 SUFFIXES = (".yaml", ".yml")
 COMPANION_DIR = ".compiled"  # in the scripts folder: compiled by the harness that wrote the scripts
 

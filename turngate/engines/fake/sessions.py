@@ -47,7 +47,7 @@ def session_id_for(engine: str, seed: str) -> str:
     """The session handle in the shape the real engine uses."""
     if engine == "codex":
         return uuid_shaped(seed, 7)  # codex thread ids are UUIDv7
-    if engine == "gemini":
+    if engine in ("gemini", "claude", "qwen", "codebuddy"):
         return uuid_shaped(seed, 4)
     if engine == "iflow":
         return "session-" + uuid_shaped(seed, 4)

@@ -8,7 +8,25 @@ ENGINE_FORMATS.md "Command lines the orchestrator builds" and spec 003
     gemini    gemini [--resume ID] --yolo [--output-format json|stream-json] [--model MODEL] PROMPT
     iflow     iflow [--resume ID] --yolo --thinking [--model MODEL] -p PROMPT
     opencode  opencode run [--session=ID] --format json [--model PROVIDER/MODEL] PROMPT
+    claude    claude [--resume ID] -p --output-format stream-json --verbose [--model MODEL] PROMPT
+    qwen      qwen --output-format stream-json --approval-mode yolo [--model MODEL] [--resume ID] -p PROMPT
+    codebuddy codebuddy -p --output-format stream-json --permission-mode bypassPermissions [-r ID]
+              [--model MODEL] PROMPT
     kilo      kilo run --format json --auto --thinking [--session ID] [--model PROVIDER/MODEL] PROMPT
+
+claude, qwen and codebuddy are not in the spec (003 names the flags of Gemini, iFlow and
+Codex only) nor in ENGINE_FORMATS.md: their command lines are Skill-Runner v0.7.9's
+(``server/engines/<engine>/adapter/command_builder.py`` and ``adapter_profile.json``),
+checked against each CLI's ``--help``, less what belongs to Skill-Runner's own deployment:
+codebuddy's ``--settings``, ``--setting-sources project``, ``--mcp-config`` and
+``--strict-mcp-config`` name files Skill-Runner writes into the run folder, and claude's and
+codebuddy's ``--json-schema`` carries Skill-Runner's v0.6.0 union-contract schema (the seed
+edition has none: the reply itself carries the marker). claude gets no permission flag, as
+in Skill-Runner (its permission mode is in the settings it writes; claude refuses
+``--dangerously-skip-permissions`` and ``--permission-mode bypassPermissions`` as root
+outside a sandbox). A sticky (resident) process of these three speaks their own stdin
+protocol: started with ``--input-format stream-json`` and no prompt, it reads every user
+message, the first included, as a JSON line on stdin (`stdin_message`).
 
 Both modes keep the automatic-execution flags (Gemini and iFlow ``--yolo``,
 Codex ``--full-auto``, or ``--yolo`` where the deployment has no sandbox), iFlow
@@ -56,22 +74,43 @@ texts would not reach the engine as written, so they get one leading space:
   number-like query as a JavaScript number (``1.50`` is sent as ``1.5``);
 - kilo (yargs) reads a bare ``true``/``false`` right after ``--thinking`` (a
   first turn without a model) as that flag's value, and then has no message.
+- claude and codebuddy (commander) read their subcommands' names (``doctor``,
+  ``mcp``, …) as those commands.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
+# Engines whose resident process takes each user message as a stream-json line on stdin.
+STDIN_MESSAGE_ENGINES: Final = ("claude", "qwen", "codebuddy")
 MODES: Final = ("auto", "interactive")
 
+# claude 2.1.331's and codebuddy 2.118.2's commander subcommands (their --help).
+_CLAUDE_COMMANDS: Final = frozenset(
+    {
+        "agents", "attach", "auth", "auto-mode", "doctor", "gateway", "import", "install", "logs", "mcp",
+        "plugin", "plugins", "purge", "respawn", "rm", "setup-token", "stop", "kill", "ultrareview", "update",
+        "upgrade",
+    }
+)  # fmt: skip
+_CODEBUDDY_COMMANDS: Final = frozenset(
+    {
+        "config", "mcp", "sandbox", "plugin", "doctor", "update", "install", "daemon", "ps", "logs", "attach",
+        "kill", "auto-mode",
+    }
+)  # fmt: skip
 # Whole prompts an engine reads as something other than text (see the module notes).
 _MISREAD_WORDS: Final = {
     "codex": frozenset({"resume", "review", "help"}),
     "gemini": frozenset({"true", "false", "mcp", "extensions", "extension"}),
     "kilo": frozenset({"true", "false"}),  # over-matching a resume's reply only costs a space
+    "claude": _CLAUDE_COMMANDS,
+    "codebuddy": _CODEBUDDY_COMMANDS,
 }
 # yargs-parser's isNumber(): what gemini would coerce. Over-matching only costs a space.
 _YARGS_NUMBER: Final = re.compile(
@@ -124,8 +163,12 @@ def build_command(
     prompt: str,
     resume_id: str | None = None,
     options: CommandOptions | None = None,
+    resident: bool = False,
 ) -> tuple[str, ...]:
-    """The argv of one turn; ``resume_id`` set means a resume turn. argv[0] is the engine's name."""
+    """The argv of one turn; ``resume_id`` set means a resume turn. argv[0] is the engine's name.
+
+    ``resident``: the first command line of a sticky process; for the engines that read their
+    messages from stdin (`STDIN_MESSAGE_ENGINES`) it carries no prompt (`stdin_message` does)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r}: known: {', '.join(ENGINES)}")
     if mode not in MODES:
@@ -145,8 +188,22 @@ def build_command(
             return _iflow(text, resume_id, options)
         case "kilo":
             return _kilo(text, resume_id, options)
+        case "claude":
+            return _claude(text, resume_id, options, resident)
+        case "qwen":
+            return _qwen(text, resume_id, options, resident)
+        case "codebuddy":
+            return _codebuddy(text, resume_id, options, resident)
         case _:
             return _opencode(text, resume_id, options)
+
+
+def stdin_message(engine: str, text: str) -> str:
+    """What a resident process of ``engine`` is sent on stdin for one user message: a stream-json
+    user message (claude, qwen, codebuddy with ``--input-format stream-json``), or the text."""
+    if engine not in STDIN_MESSAGE_ENGINES:
+        return text
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}, ensure_ascii=False)
 
 
 def _codex(prompt: str, resume_id: str | None, options: CommandOptions) -> tuple[str, ...]:
@@ -188,6 +245,45 @@ def _kilo(prompt: str, resume_id: str | None, options: CommandOptions) -> tuple[
     session = ("--session", resume_id) if resume_id is not None else ()
     model = ("--model", options.model) if options.model else ()
     return ("kilo", "run", "--format", "json", "--auto", "--thinking", *session, *model, prompt)
+
+
+def _claude(prompt: str, resume_id: str | None, options: CommandOptions, resident: bool) -> tuple[str, ...]:
+    resume = ("--resume", resume_id) if resume_id is not None else ()
+    model = ("--model", options.model) if options.model else ()
+    if resident:
+        return (
+            "claude",
+            *resume,
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            *model,
+        )
+    return ("claude", *resume, "-p", "--output-format", "stream-json", "--verbose", *model, prompt)
+
+
+def _qwen(prompt: str, resume_id: str | None, options: CommandOptions, resident: bool) -> tuple[str, ...]:
+    common = ("--output-format", "stream-json", "--approval-mode", "yolo")
+    model = ("--model", options.model) if options.model else ()
+    resume = ("--resume", resume_id) if resume_id is not None else ()
+    if resident:
+        return ("qwen", "--input-format", "stream-json", *common, *model, *resume)
+    # the prompt as -p's value, as Skill-Runner passes it (qwen 0.24.4 still takes the deprecated flag)
+    return ("qwen", *common, *model, *resume, "-p", prompt)
+
+
+def _codebuddy(
+    prompt: str, resume_id: str | None, options: CommandOptions, resident: bool
+) -> tuple[str, ...]:
+    common = ("-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions")
+    resume = ("-r", resume_id) if resume_id is not None else ()
+    model = ("--model", options.model) if options.model else ()
+    if resident:
+        return ("codebuddy", "-p", "--input-format", "stream-json", *common[1:], *resume, *model)
+    return ("codebuddy", *common, *resume, *model, prompt)
 
 
 def _as_text(engine: str, prompt: str) -> str:

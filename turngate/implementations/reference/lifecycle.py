@@ -31,7 +31,13 @@ from typing import Any, Final, TypeVar, cast
 
 from turngate.implementations.reference import protocol
 from turngate.implementations.reference.clock import Clock
-from turngate.implementations.reference.commands import CommandOptions, build_command, codex_auto_flag_for
+from turngate.implementations.reference.commands import (
+    STDIN_MESSAGE_ENGINES,
+    CommandOptions,
+    build_command,
+    codex_auto_flag_for,
+    stdin_message,
+)
 from turngate.implementations.reference.gate import READING_BODY, Mode
 from turngate.implementations.reference.outcome import KilledBy
 from turngate.implementations.reference.patch import build_patch, patch_skill_md
@@ -447,7 +453,12 @@ class Orchestrator:
         prompt = self._first_prompt(run) if attempt == 1 else self._last_response(run)
         resume_id = run.session_id if attempt > 1 and run.profile == "resumable" else None
         argv = build_command(
-            run.engine, run.mode, prompt=prompt, resume_id=resume_id, options=self._command_options(run)
+            run.engine,
+            run.mode,
+            prompt=prompt,
+            resume_id=resume_id,
+            options=self._command_options(run),
+            resident=run.profile == "sticky_process",
         )
         now = self.clock.now(run.run_id)
         with self.store.transaction() as tx:
@@ -557,7 +568,10 @@ class Orchestrator:
                     )
                     self._residents[run.run_id] = resident
                     self._remember(run.run_id, resident.pid)
-            if resident is None or (attempt > 1 and not resident.send(reply or "")):
+            # An engine that reads every user message from stdin gets its first one there too.
+            message = (reply or "") if attempt > 1 else self._first_prompt(run)
+            sends = attempt > 1 or run.engine in STDIN_MESSAGE_ENGINES
+            if resident is None or (sends and not resident.send(stdin_message(run.engine, message))):
                 return None  # the resident process is gone: nothing to write the reply to
             turn = resident.read_turn(timeout)
         else:

@@ -23,6 +23,11 @@ _PROBES: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
     "gemini": (("--resume", "X", "--help"), "--resume"),
     "iflow": (("--help",), "--resume"),
     "opencode": (("run", "--help"), "--session"),
+    # Skill-Runner v0.7.9's probes (services/engine_management/agent_cli_manager.py); it also runs
+    # `claude --resume probe-session -p ping`, which real claude refuses (the id is no UUID)
+    "claude": (("--help",), "--resume"),
+    "qwen": (("--help",), "--resume"),
+    "codebuddy": (("--help",), "resume"),
     "kilo": (("run", "--help"), "--session"),  # kilo prints its help on stderr: the probe reads both
 }
 

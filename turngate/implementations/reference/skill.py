@@ -51,7 +51,7 @@ SKILL_MANIFEST_INVALID: Final = "SKILL_MANIFEST_INVALID"
 SKILL_ENGINE_UNSUPPORTED: Final = "SKILL_ENGINE_UNSUPPORTED"
 SKILL_EXECUTION_MODE_UNSUPPORTED: Final = "SKILL_EXECUTION_MODE_UNSUPPORTED"
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 MODES: Final = ("auto", "interactive")
 SCHEMA_KEYS: Final = ("input", "parameter", "output")
 RUNNER_SCHEMA_PATH: Final = Path(__file__).with_name("runner.schema.json")

@@ -25,7 +25,7 @@ CATALOG_DIR: Final = data_dir("scenarios")  # the shipped catalog (checkout or i
 # The catalog package itself: the sentences, conventions and scopes beside this module.
 CATALOG_PACKAGE_DIR: Final = Path(__file__).resolve().parent
 CATALOG_VERSION: Final = "1"
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 ACTIONS: Final = ("start", "reply", "advance_clock", "cancel", "restart")
 
 

@@ -22,7 +22,7 @@ from turngate.judge.model import StepPrediction, Undetermined, predict
 from turngate.judge.model.run_machine import RunConfig
 from turngate.judge.model.scenarios import GREETING_SCHEMA, readings_named, scenario_document
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "claude", "qwen", "kilo", "codebuddy")
 # The spec's ambiguous sentences, each with its default reading first (the catalog's defaults).
 AMBIGUITIES: Final = (("decision-4.1-body", "decision-4.1-heading"), ("marker-literal", "marker-lenient"))
 # Which capability a predicted check needs the target to have (absent: every target shows it).

@@ -46,6 +46,10 @@ _ARGV: Final[Mapping[str, tuple[str, ...]]] = {
     "gemini": ("--yolo",),
     "iflow": ("--yolo", "--thinking"),
     "opencode": (),
+    # 003 names no flag for these: Skill-Runner v0.7.9's command lines are the reference's choice
+    "claude": (),
+    "qwen": (),
+    "codebuddy": (),
     "kilo": (),  # 003 names no flags for kilo either
 }
 

@@ -61,6 +61,14 @@ class TurnContext:
     repair_round: int = 0
     # Invocation.reasoning: "" the format's own rule, "shown"/"hidden" as the emulated build decides.
     reasoning: str = ""
+    # The command line asked for structured output: claude and codebuddy --json-schema with a JSON
+    # object, which makes the model answer a final or pending branch through a StructuredOutput call.
+    structured: bool = False
+    # Which turn of this process it is: 1 for the first, more in a resident process.
+    process_turn: int = 1
+    # The command line's call-log fields (Invocation.log_fields): claude's permission_mode, qwen's
+    # approval_mode, which some events repeat.
+    command_fields: tuple[tuple[str, Any], ...] = ()
 
     @property
     def id_seed(self) -> str:

@@ -1,0 +1,231 @@
+"""The fake claude against the real Claude Code 2.1.331 (tests/data/real-captures/claude/).
+
+Each test plays, on the installed fake, the conversation a real capture recorded, with the
+capture's own command line, and compares what a gate depends on: the sequence of events,
+each event's keys in order (the `result`'s `type` late among them), the exit code, stderr.
+Not compared: `fid-tool-failed` (the real CLI refused the command in its `default`
+permission mode, a `system/permission_denied` the fake does not model; the fake's failed
+command is Claude Code's `Exit code N` result); `hazard-*` without `-max2` (killed after 150 s
+of ten retries).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import EngineBench
+from tests.fake_engines.real_captures import (
+    CAPTURES,
+    SCRIPTS,
+    assert_same_shape,
+    load,
+    session_of,
+    stdin_lines,
+    with_session,
+)
+from turngate.engines import readers
+
+ONE_TURN = {
+    "message": "fid-message",
+    "fid-think-message": "fid-think-message",
+    "fid-tool-echo": "fid-tool-echo",
+    "ne-two-messages": "ne-two-messages",
+    "fid-error": "fid-error",
+    "json-schema-message": "fid-message",
+}
+MARKER = '{"greeting": "Hello", "__SKILL_DONE__": true}'
+
+
+def _script(bench: EngineBench, case: str) -> None:
+    bench.case(case, **SCRIPTS[case])
+
+
+@pytest.mark.parametrize(("name", "case"), ONE_TURN.items())
+def test_one_turn_has_the_real_shape(bench: EngineBench, name: str, case: str) -> None:
+    real = load("claude", name)
+    if name == "json-schema-message":  # the final branch, answered through StructuredOutput
+        bench.case(case, turns=[{"steps": [{"final": {"greeting": "Hello"}}]}])
+    else:
+        _script(bench, case)
+    played = bench.run("claude", real.argv)
+    assert played.returncode == real.exit_code
+    assert played.stderr == real.stderr == b""
+    assert_same_shape(real, played.stdout)
+
+
+def test_the_result_repeats_the_last_text_with_its_type_late(bench: EngineBench) -> None:
+    _script(bench, "ne-two-messages")
+    played = bench.run("claude", load("claude", "ne-two-messages").argv)
+    result_line = played.stdout.splitlines()[-1]
+    result = json.loads(result_line)
+    assert next(iter(result)) == "duration_api_ms"
+    assert result_line.index(b'"type":"result"') > result_line.index(b'"result":')
+    assert result["result"] == MARKER
+    transcript = readers.read("claude", played.stdout, played.stderr)
+    assert transcript.assistant_messages() == ("Let me read the skill first.", MARKER)  # the echo is no reply
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "text"),
+    [
+        (
+            "hazard-429-max2",
+            {"status": 429, "retries": 2},
+            "API Error: Request rejected (429) · turngate hazard 429",
+        ),
+        (
+            "hazard-500-max2",
+            {"status": 500, "retries": 2},
+            "API Error: 500 turngate hazard 500. This is a server-side issue, usually temporary — try again"
+            " in a moment. If it persists, check your inference gateway (127.0.0.1:42023).",
+        ),
+        (
+            "hazard-cut-max2",
+            {"cut": True, "retries": 2},
+            "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.",
+        ),
+    ],
+)
+def test_a_failed_model_request_is_a_synthetic_text_and_an_error_result(
+    bench: EngineBench, name: str, spec: dict[str, object], text: str
+) -> None:
+    real = load("claude", name)
+    message = {} if spec.get("cut") else {"message": f"turngate hazard {spec['status']}"}
+    bench.case("fid-message", turns=[{"steps": [{"model_error": {**spec, **message}}]}])
+    played = bench.run("claude", real.argv, ANTHROPIC_BASE_URL="http://127.0.0.1:42023")
+    assert played.returncode == real.exit_code == 1
+    assert_same_shape(real, played.stdout)
+    lines = played.json_lines()
+    assert [line["attempt"] for line in lines if line.get("subtype") == "api_retry"] == [1, 2]
+    synthetic = lines[-2]["message"]["content"][0]["text"]
+    assert synthetic == text == real.lines()[-2]["message"]["content"][0]["text"]
+    assert (lines[-1]["subtype"], lines[-1]["is_error"], lines[-1]["result"]) == ("success", True, text)
+    transcript = readers.read("claude", played.stdout)
+    assert transcript.assistant_messages() == ()  # the synthetic text is an error, never a reply
+    assert transcript.turn_end() is not None and not transcript.turn_end().ok
+
+
+def test_json_schema_pending_then_final_over_a_resume(bench: EngineBench) -> None:
+    first, second = load("claude", "json-schema-turn1"), load("claude", "json-schema-turn2")
+    _script(bench, "ne-union")
+    played = bench.run("claude", first.argv)
+    assert_same_shape(first, played.stdout)
+    result = played.json_lines()[-1]
+    assert result["structured_output"] == {
+        "__SKILL_DONE__": False,
+        "message": "Which style?",
+        "ui_hints": {"kind": "choose_one", "options": [{"label": "Formal", "value": "formal"}]},
+    }
+    assert result["result"] == json.dumps(result["structured_output"], separators=(",", ":"))
+    resumed = bench.run(
+        "claude", with_session(second.argv, session_of(second.stdout), session_of(played.stdout))
+    )
+    assert resumed.returncode == 0, resumed.err
+    assert_same_shape(second, resumed.stdout)
+    transcript = readers.read("claude", resumed.stdout)
+    assert transcript.assistant_messages() == ('{"__SKILL_DONE__": true, "greeting": "Good day"}',)
+
+
+def test_a_resume_repeats_the_init_with_the_same_session(bench: EngineBench) -> None:
+    first, second = load("claude", "resume-turn1"), load("claude", "resume-turn2")
+    _script(bench, "fid-resume")
+    played = bench.run("claude", first.argv)
+    assert_same_shape(first, played.stdout)
+    session = session_of(played.stdout)
+    resumed = bench.run("claude", with_session(second.argv, session_of(second.stdout), session))
+    assert_same_shape(second, resumed.stdout)
+    assert {line["session_id"] for line in resumed.json_lines()} == {session}
+
+
+def test_an_unknown_uuid_is_an_error_result_alone(bench: EngineBench) -> None:
+    real = load("claude", "resume-unknown-uuid")
+    played = bench.run("claude", real.argv)
+    assert (played.returncode, played.stderr) == (real.exit_code, real.stderr)
+    assert_same_shape(real, played.stdout)
+    assert played.json_lines()[0]["errors"] == real.lines()[0]["errors"]
+
+
+@pytest.mark.parametrize(
+    "name", ["usage-unknown-flag", "usage-stream-json-without-verbose", "resume-probe", "version"]
+)
+def test_refusals_and_the_version_are_the_real_bytes(bench: EngineBench, name: str) -> None:
+    real = load("claude", name)
+    played = bench.run("claude", real.argv)
+    assert (played.returncode, played.stdout, played.stderr) == (real.exit_code, real.stdout, real.stderr)
+
+
+def test_help_is_the_real_help_and_loses_resume_when_not_resumable(bench: EngineBench) -> None:
+    real = (CAPTURES / "claude" / "help.txt").read_text(encoding="utf-8")
+    assert bench.run("claude", ["--help"]).out == real
+    hidden = bench.run("claude", ["--help"], TURNGATE_NON_RESUMABLE="claude").out
+    assert "--resume" not in hidden and "--print" in hidden
+    refused = bench.run(
+        "claude",
+        ["--resume", "c0ffee00-0000-4000-8000-000000000000", "-p", "hi"],
+        TURNGATE_NON_RESUMABLE="claude",
+    )
+    assert (refused.returncode, refused.err) == (1, "error: unknown option '--resume'\n")
+
+
+def test_root_may_not_skip_permissions_outside_a_sandbox(bench: EngineBench) -> None:
+    real = load("claude", "root-permission-mode-flag")
+    _script(bench, "fid-message")
+    refused = bench.run("claude", real.argv)
+    allowed = bench.run("claude", real.argv, IS_SANDBOX="1")
+    assert allowed.returncode == 0, allowed.err
+    if os.geteuid() == 0:
+        assert (refused.returncode, refused.stderr) == (real.exit_code, real.stderr)
+    else:
+        assert refused.returncode == 0
+
+
+def test_the_stream_json_input_protocol_plays_a_turn_per_line(bench: EngineBench) -> None:
+    real = load("claude", "resident-stream-json-two-turns")
+    _script(bench, "fid-resume")
+    played = bench.run("claude", real.argv, stdin=stdin_lines(real))
+    assert played.returncode == real.meta["exit_code_after_stdin_eof"] == 0
+    assert_same_shape(real, played.stdout)
+    (call,) = bench.calls()
+    assert (call["turns"], call["stdin"], call["input_format"]) == (
+        [1, 2],
+        real.meta["stdin_messages"],
+        "stream-json",
+    )
+
+
+def test_the_call_log_keeps_the_command_lines_choices(bench: EngineBench) -> None:
+    _script(bench, "fid-message")
+    schema = '{"type":"object","properties":{"greeting":{"type":"string"}}}'
+    argv = [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--effort",
+        "high",
+        "--json-schema",
+        schema,
+        "tg-case-fid-message",
+    ]
+    bench.run("claude", argv, ANTHROPIC_API_KEY="sk-ant-x", CLAUDE_CONFIG_DIR="/c", OPENAI_API_KEY="o")
+    (call,) = bench.calls()
+    assert call["json_schema"] == json.loads(schema)
+    assert (call["output_format"], call["input_format"], call["effort"]) == ("stream-json", "text", "high")
+    assert call["env"]["ANTHROPIC_API_KEY"] == "<redacted>"
+    assert call["env"]["CLAUDE_CONFIG_DIR"] == "/c"
+    assert "OPENAI_API_KEY" not in call["env"]
+
+
+def test_variants_put_the_result_type_first_and_empty_the_echo(bench: EngineBench) -> None:
+    bench.case(
+        "fid-message",
+        **SCRIPTS["fid-message"],
+        variants={"claude": {"result_type": "first", "result_echo": False}},
+    )
+    played = bench.run("claude", load("claude", "message").argv)
+    result = played.json_lines()[-1]
+    assert (next(iter(result)), result["result"]) == ("type", "")
+    assert readers.read("claude", played.stdout).assistant_messages() == (MARKER,)

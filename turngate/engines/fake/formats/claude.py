@@ -1,0 +1,537 @@
+"""claude `-p --output-format stream-json --verbose`: Claude Code 2.1.331's SDK messages.
+
+Every event as the real 2.1.331 printed it against a scripted model (captures in
+`tests/data/real-captures/claude/`): the long `system` init, `assistant` events of one
+content block each (the blocks of one model answer share `message.id`), `user` tool
+results with `tool_use_result` and `tool_result_meta`, and the `result` whose `type`
+key comes late, after `result` (byte 1513 of a 2121-byte line). A failed model request
+is a synthetic `assistant` text `API Error: …` (`model: "<synthetic>"`) and a `result`
+with `subtype: "success"` and `is_error: true`, exit 1; a retried one is a
+`system/api_retry` line per retry; the text of a stream cut short is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from turngate.engines.fake.formats import RECOVERED, TurnContext, provider_message
+from turngate.engines.fake.formats.sdk_messages import SHELL_TOOLS, MessageStream, PlainOutput, event
+from turngate.engines.fake.sessions import fnv64, uuid_shaped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+VERSION = "2.1.331"
+# The lists of the init event, as 2.1.331 printed them (only the tools and slash commands a
+# Claude Code installation has; nothing here is the script's).
+TOOLS = (
+    "Task", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree",
+    "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage",
+    "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
+)  # fmt: skip
+SKILLS = (
+    "deep-research", "dataviz", "update-config", "verify", "debug", "code-review", "simplify", "batch",
+    "fewer-permission-prompts", "doctor", "loop", "claude-api", "workflow-authoring", "run",
+    "run-skill-generator", "plugin-authoring",
+)  # fmt: skip
+SLASH_COMMANDS = (
+    *SKILLS, "agents", "auto-mode-setup", "autocompact", "clear", "color", "compact", "config",
+    "output-style", "context", "effort", "fast", "focus", "heapdump", "init", "mcp", "model",
+    "__remote-workflow", "workflow-launch-exec", "reload-plugins", "reload-skills", "rename",
+    "security-review", "usage", "insights", "recap", "goal", "list-agents", "team-onboarding",
+)  # fmt: skip
+PLUGINS = ("cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring")
+CAPABILITIES = (
+    "interrupt_receipt_v1", "interrupt_cancel_queued_v1", "interrupt_send_now_v1",
+    "interrupt_requeue_taken_v1", "msg_lifecycle_v1", "request_marker_lists_v1",
+    "ask_user_question_unanswered_v1",
+    "lifecycle_wakeup_source_v1", "sdk_mcp_tools_list_changed", "sdk_mcp_manifests", "mcp_read_resource_v1",
+    "mcp_tool_ui_meta_v1", "ui_surface_v1", "mcp_call_result_not_for_model_v1",
+    "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1", "voice_call_talk_line_v1",
+    "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1", "reload_plugins_refuse_if_busy_v1",
+    "get_usage_detached_v1", "silent_resend_files_v1",
+)  # fmt: skip
+# The Anthropic error types and claude's own names for them, by HTTP status (cut: no status).
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+CONNECTION_LOST = (
+    "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."
+)
+STRUCTURED_ACK = "Structured output provided successfully"
+# Observed delays (ms) of claude's first api_retry lines: about 0.5, 1.1, 2.0, 4.3, 10, 17.8, 36 s, …
+_RETRY_DELAYS = (523, 1100, 2049, 4301, 10012, 17845, 36127, 35012, 33141, 37830)
+
+
+def make(context: TurnContext) -> ClaudeStream | PlainOutput:
+    stream = ClaudeStream(context)
+    if context.output_format == "stream-json":
+        return stream
+    return PlainOutput(stream, context.output_format)
+
+
+def unknown_session(session_id: str, output_format: str, epoch_ms: int | None) -> tuple[bytes, str, int]:
+    """`--resume` of a UUID no session has: 2.1.331 prints only an error `result` (type first, no
+    init line) naming the asked id, and the reason on stderr; exit 1."""
+    reason = f"No conversation found with session ID: {session_id}"
+    result = {
+        "type": "result",
+        "subtype": "error_during_execution",
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "is_error": True,
+        "num_turns": 0,
+        "stop_reason": None,
+        "session_id": session_id,
+        "total_cost_usd": 0,
+        "usage": _error_usage(),
+        "modelUsage": {},
+        "permission_denials": [],
+        "uuid": uuid_shaped(f"{session_id}:{epoch_ms}:unknown", 4),
+        "errors": [reason],
+        "result_index": 0,
+    }
+    out = event(result)[1] if output_format in ("stream-json", "json") else b""
+    return out, reason + "\n", 1
+
+
+class ClaudeStream(MessageStream):
+    def __init__(self, context: TurnContext) -> None:
+        super().__init__(context)
+        # The failed request the turn ends with: its text, HTTP status and claude's name for it.
+        self.failure: tuple[str, int | None, str] = ("", None, "")
+
+    def opening(self) -> list[tuple[int, bytes]]:
+        context = self.context
+        home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        project = context.cwd.replace("/", "-").replace(".", "-")
+        init = {
+            "type": "system",
+            "subtype": "init",
+            "cwd": context.cwd,
+            "session_id": context.session_id,
+            "tools": list(TOOLS),
+            "mcp_servers": [],
+            "model": context.model,
+            "permissionMode": self.command.get("permission_mode") or "default",
+            "slash_commands": list(SLASH_COMMANDS),
+            "terminal_slash_commands": ["doctor", "color", "focus", "reload-plugins"],
+            "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
+            "claude_code_version": VERSION,
+            "output_style": "default",
+            "agents": ["claude", "Explore", "general-purpose", "Plan", "statusline-setup"],
+            "skills": list(SKILLS),
+            "plugins": [{"name": name, "path": "builtin", "source": f"{name}@builtin"} for name in PLUGINS],
+            "capabilities": list(CAPABILITIES),
+            "analytics_disabled": True,
+            "product_feedback_disabled": True,
+            "served_by_anthropic": False,
+            "uuid": self.uuid(),
+            "sandbox_enabled": False,
+            "memory_paths": {"auto": os.path.join(home, "projects", project, "memory") + "/"},
+            "original_cwd": context.cwd,
+            "additional_directories": [],
+            # the process id in the real path: here a number of the session's, so output reproduces
+            "messaging_socket_path": f"/tmp/cc-socks/{1000 + fnv64(context.session_id) % 60000}.sock",
+            "fast_mode_state": "off",
+            "fast_mode_disabled_reason": "sdk_opt_in_required",
+            "per_turn_effort_active": True,
+            "ultrathink_available": False,
+            "ultrathink_typed_raises": False,
+            "view_mode": "default",
+        }
+        return [event(init)]
+
+    def new_message_id(self) -> str:
+        return self.hex_id("msg_")
+
+    def tool_id(self) -> str:
+        return self.hex_id("toolu_")
+
+    def tool_call(self, tool: dict[str, Any]) -> tuple[str, Any]:
+        return ("Bash" if tool["name"] in SHELL_TOOLS else tool["name"]), tool["input"]
+
+    def _assistant(self, block: dict[str, Any], **after: Any) -> tuple[int, bytes]:
+        self.last_message_text = block.get("text", "") if block["type"] == "text" else ""
+        message = {
+            "id": self.message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.context.model,
+            "content": [block],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": self.input_tokens(),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+            },
+            "context_management": None,
+        }
+        return event(
+            {
+                "type": "assistant",
+                "message": message,
+                "parent_tool_use_id": None,
+                "session_id": self.context.session_id,
+                "uuid": self.uuid(),
+                "timestamp": self.context.clock.iso(),
+                **after,
+            }
+        )
+
+    def _user(self, block: dict[str, Any], result: Any, meta: dict[str, Any]) -> tuple[int, bytes]:
+        return event(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [block]},
+                "parent_tool_use_id": None,
+                "session_id": self.context.session_id,
+                "uuid": self.uuid(),
+                "timestamp": self.context.clock.iso(),
+                "tool_use_result": result,
+                "tool_result_meta": [meta],
+            }
+        )
+
+    def text_events(self, text: str, first: bool) -> list[tuple[int, bytes]]:
+        return [self._assistant({"type": "text", "text": text})]
+
+    def thinking_events(self, text: str) -> list[tuple[int, bytes]]:
+        estimate = max(1, len(text) // 4)
+        notice = {
+            "type": "system",
+            "subtype": "thinking_tokens",
+            "estimated_tokens": estimate,
+            "estimated_tokens_delta": estimate,
+            "session_id": self.context.session_id,
+            "uuid": self.uuid(),
+        }
+        block = {"type": "thinking", "thinking": text, "signature": "c2NyaXB0ZWQ="}
+        return [event(notice), self._assistant(block, thinking_duration_ms=1, thinking_display="updates")]
+
+    def tool_use_event(self, block: dict[str, Any]) -> tuple[int, bytes]:
+        return self._assistant(block)
+
+    def tool_result_event(self, call_id: str, name: str, tool: dict[str, Any]) -> tuple[int, bytes]:
+        output = tool["output"]
+        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        if not tool["ok"]:
+            # A failed command: `Exit code N` before its output, and the block's keys in another order.
+            text = f"Exit code {tool['exit_code']}\n{output}" if name == "Bash" else output
+            block = {"type": "tool_result", "content": text, "is_error": True, "tool_use_id": call_id}
+            return self._user(block, f"Error: {text}", meta)
+        block = {"tool_use_id": call_id, "type": "tool_result", "content": output, "is_error": False}
+        if name != "Bash":
+            return self._user(block, output, meta)
+        shell = {
+            "stdout": output,
+            "stderr": "",
+            "interrupted": False,
+            "isImage": False,
+            "noOutputExpected": False,
+        }
+        return self._user(block, shell, meta)
+
+    def structured_result_event(self, call_id: str) -> tuple[int, bytes]:
+        block = {"tool_use_id": call_id, "type": "tool_result", "content": STRUCTURED_ACK}
+        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        return self._user(block, STRUCTURED_ACK, meta)
+
+    def write_result_event(self, call_id: str, path: str, change: dict[str, Any]) -> tuple[int, bytes]:
+        created = change["kind"] == "add"
+        text = f"File created successfully at: {path}" if created else f"The file {path} has been updated."
+        block = {"tool_use_id": call_id, "type": "tool_result", "content": text}
+        result = {
+            "type": "create" if created else "update",
+            "filePath": path,
+            "content": change["content"],
+            "structuredPatch": [],
+            "originalFile": None,
+        }
+        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        return self._user(block, result, meta)
+
+    def retry_notice(self, message: str, code: Any) -> list[tuple[int, bytes]]:
+        return [self._api_retry(1, 10, code if isinstance(code, int) else None)]
+
+    def _api_retry(self, attempt: int, limit: int, status: int | None) -> tuple[int, bytes]:
+        return event(
+            {
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt,
+                "max_retries": limit,
+                "retry_delay_ms": _RETRY_DELAYS[(attempt - 1) % len(_RETRY_DELAYS)],
+                "error_status": status,
+                "error": _retry_error(status),
+                "session_id": self.context.session_id,
+                "uuid": self.uuid(),
+            }
+        )
+
+    def api_error(self, message: str, code: Any) -> list[tuple[int, bytes]]:
+        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        text = f"API Error: {status} {message}" if status is not None else f"API Error: {message}"
+        self.failure = (text, status, "unknown")
+        return [self._synthetic(text, "unknown", status)]
+
+    def _synthetic(self, text: str, error: str, status: int | None) -> tuple[int, bytes]:
+        """The assistant text claude writes itself for a failed request (`model: "<synthetic>"`)."""
+        self.last_message_text = text
+        message = {
+            "diagnostics": None,
+            "id": self.uuid(),
+            "container": None,
+            "model": "<synthetic>",
+            "role": "assistant",
+            "stop_details": None,
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "type": "message",
+            "usage": {
+                "output_tokens_details": None,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                "service_tier": None,
+                "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+                "inference_geo": None,
+                "iterations": None,
+                "speed": None,
+                "fallback_credit": None,
+            },
+            "content": [{"type": "text", "text": text}],
+            "context_management": None,
+        }
+        detail: dict[str, Any] = (
+            {"api_error_status": status, "api_error_type": _error_type(status)}
+            if status is not None or error != "server_error"
+            else {"api_error": "connection_failed"}
+        )
+        return event(
+            {
+                "type": "assistant",
+                "message": message,
+                "parent_tool_use_id": None,
+                "session_id": self.context.session_id,
+                "uuid": self.uuid(),
+                "timestamp": self.context.clock.iso(),
+                "error": error,
+                "is_api_error_message": True,
+                **detail,
+            }
+        )
+
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """2.1.331: each retry is a `system/api_retry` line (`max_retries` the configured limit: 10,
+        or the script's retries when the turn gives up); a stream cut short is retried without
+        printing its text. Giving up: the synthetic `API Error:` text, then the `result` with
+        `is_error: true`, exit 1."""
+        status = spec["status"]
+        limit = 10 if spec["recovers"] else max(spec["retries"], 1)
+        lines = [self._api_retry(n, limit, status) for n in range(1, spec["retries"] + 1)]
+        if spec["recovers"]:
+            return lines, RECOVERED
+        message = provider_message(spec)
+        if spec["cut"]:
+            text, error = CONNECTION_LOST, "server_error"
+        elif status == 429:
+            text, error = f"API Error: Request rejected (429) · {message}", "rate_limit"
+        else:
+            text, error = f"API Error: {status} {message}. {_server_advice()}", "server_error"
+        self.failure = (text, None if spec["cut"] else status, error)
+        self.errors.append(text)
+        lines.append(self._synthetic(text, error, None if spec["cut"] else status))
+        lines.append(self.error_result_event(text))
+        return lines, 1
+
+    def result_event(self) -> tuple[int, bytes]:
+        context = self.context
+        structured = self.structured is not None
+        text = _compact(self.structured) if structured else self.reply_text()
+        if not self.variant["result_echo"]:
+            text = ""
+        usage = _usage(self.input_tokens() * max(self.requests, 1), self.output_tokens())
+        model_usage = {context.model: _model_usage(context.model, usage)}
+        result: dict[str, Any] = {
+            "duration_api_ms": max(1, context.clock.elapsed_ms() // 2),
+            "stop_reason": "tool_use" if structured else "end_turn",
+            "session_id": context.session_id,
+            "total_cost_usd": _cost(usage),
+            "usage": usage,
+            "modelUsage": model_usage,
+            "permission_denials": [],
+            "terminal_reason": "completed",
+            "fast_mode_state": "off",
+            "fast_mode_disabled_reason": "sdk_opt_in_required",
+            "subagent_stats": _SUBAGENT_STATS,
+            "safety_stops": 0,
+            "is_error": False,
+            "num_turns": max(self.requests, 1) + (1 if structured else 0),
+            "subtype": "success",
+            "api_error_status": None,
+            "result": text,
+        }
+        if structured:
+            result["structured_output"] = self.structured
+        result.update(
+            {
+                "ttft_ms": 134,
+                "type": "result",
+                "duration_ms": context.clock.elapsed_ms(),
+                "uuid": self.uuid(),
+                "ttft_stream_ms": 132,
+                "time_to_request_ms": 97,
+                "first_content_frame_ms": 134,
+                "queued_turn_count": 0,
+                "result_index": context.process_turn - 1,
+                "model_usage_since_last_result": model_usage,
+            }
+        )
+        return event(self._typed(result))
+
+    def error_result_event(self, message: str) -> tuple[int, bytes]:
+        context = self.context
+        text, status, error = self.failure if self.failure[0] else (message, None, "unknown")
+        detail: dict[str, Any] = (
+            {"api_error_status": status, "api_error_type": _error_type(status)}
+            if status is not None or error != "server_error"
+            else {"api_error_status": None, "api_error": "connection_failed"}
+        )
+        result: dict[str, Any] = {
+            "duration_api_ms": 0,
+            "stop_reason": "stop_sequence",
+            "session_id": context.session_id,
+            "total_cost_usd": 0,
+            "usage": _error_usage(),
+            "modelUsage": {},
+            "permission_denials": [],
+            "terminal_reason": "api_error",
+            "fast_mode_state": "off",
+            "fast_mode_disabled_reason": "sdk_opt_in_required",
+            "subagent_stats": _SUBAGENT_STATS,
+            "safety_stops": 0,
+            "is_error": True,
+            "num_turns": max(self.requests, 1),
+            "subtype": "success",
+            **detail,
+            "result": text if self.variant["result_echo"] else "",
+            "type": "result",
+            "duration_ms": context.clock.elapsed_ms(),
+            "uuid": self.uuid(),
+            "queued_turn_count": 0,
+            "result_index": context.process_turn - 1,
+            "model_usage_since_last_result": {},
+        }
+        return event(self._typed(result))
+
+    def _typed(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`type` where the variant puts it: late (2.1.331) or first."""
+        if self.variant["result_type"] != "first":
+            return result
+        return {"type": "result", **{key: value for key, value in result.items() if key != "type"}}
+
+
+_SUBAGENT_STATS = {
+    "spawned": 0,
+    "requested": {"background": 0, "foreground": 0, "unset": 0},
+    "started_in_background": 0,
+    "max_depth": 0,
+    "spawned_by_subagents": 0,
+    "completed": 0,
+    "failed": 0,
+    "killed": {"parent": 0, "user": 0, "system": 0},
+    "refused": {"depth_limit": 0, "concurrency_limit": 0, "budget": 0},
+    "by_type": {},
+}
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"thinking_tokens": 0},
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "inference_geo": "",
+        "iterations": [],
+        "speed": "standard",
+        "fallback_credit": None,
+    }
+
+
+def _error_usage() -> dict[str, Any]:
+    """The usage of a turn whose request failed: the same keys, `output_tokens_details` first."""
+    usage = _usage(0, 0)
+    return {"output_tokens_details": usage.pop("output_tokens_details"), **usage}
+
+
+def _model_usage(model: str, usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "inputTokens": usage["input_tokens"],
+        "outputTokens": usage["output_tokens"],
+        "cacheReadInputTokens": 0,
+        "cacheCreationInputTokens": 0,
+        "webSearchRequests": 0,
+        "costUSD": _cost(usage),
+        "contextWindow": 200000,
+        "maxOutputTokens": 128000,
+        "thinkingTokens": 0,
+        "cacheCreationEphemeral5mInputTokens": 0,
+        "cacheCreationEphemeral1hInputTokens": 0,
+        "canonicalModel": model,
+        "provider": "firstParty",
+        "costBasis": "list",
+    }
+
+
+def _cost(usage: dict[str, Any]) -> float:
+    # Haiku's list price: $0.10 per million input tokens, $0.50 per million output tokens.
+    spent: float = usage["input_tokens"] * 1e-7 + usage["output_tokens"] * 5e-7
+    return round(spent, 10)
+
+
+def _compact(value: Any) -> str:
+    from turngate.engines.fake.jsonline import dumps
+
+    return dumps(value)
+
+
+def _retry_error(status: int | None) -> str:
+    if status == 429:
+        return "rate_limit"
+    if status is not None and status >= 500:
+        return "server_error"
+    return "unknown"
+
+
+def _error_type(status: int | None) -> str:
+    if status is None:
+        return "api_error"
+    return _ERROR_TYPES.get(status, "api_error")
+
+
+def _server_advice() -> str:
+    """What 2.1.331 adds to a 5xx: against a custom endpoint (ANTHROPIC_BASE_URL), its host."""
+    base = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    host = base.split("://", 1)[-1].split("/", 1)[0]
+    return (
+        "This is a server-side issue, usually temporary — try again in a moment."
+        f" If it persists, check your inference gateway ({host})."
+    )

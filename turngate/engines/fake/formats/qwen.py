@@ -1,0 +1,297 @@
+"""qwen `--output-format stream-json`: Qwen Code 0.24.4's SDK messages.
+
+As the real 0.24.4 printed them against a scripted model (captures in
+`tests/data/real-captures/qwen/`): every event starts `type, (subtype,) uuid, session_id`;
+the init event's `uuid` is the session id; a stray `stream_event` (`goal_state`) follows
+it in a process's first turn; each content block is an `assistant` event of its own,
+with a new id per block; a `result` echoes the last assistant message's text. A failed
+request is the assistant text `[API Error: …]` and a `result` `error_during_execution`,
+exit 1; retries are `system/retry` lines and `Retrying …` lines on stderr. Every turn
+of a `--approval-mode yolo` process warns on stderr first (unless
+`QWEN_CODE_SUPPRESS_YOLO_WARNING=1`).
+
+Not captured, so not modelled: `--json-schema` (qwen's own `structured_output` tool;
+Skill-Runner does not pass it to qwen): a final or pending step is the reply text, as
+for any engine.
+"""
+
+from __future__ import annotations
+
+import os
+
+from turngate.engines.fake.formats import RECOVERED, TurnContext, provider_message, text_line
+from turngate.engines.fake.formats.sdk_messages import SHELL_TOOLS, MessageStream, PlainOutput, event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+VERSION = "0.24.4"
+YOLO_WARNING = (
+    "Warning: running headless with --yolo / approval-mode=yolo and no sandbox. All tool calls (shell,"
+    " write, edit) auto-execute at this process's privilege level. Configure tools.executionSandbox on"
+    " Linux or a supported legacy sandbox via --sandbox / QWEN_SANDBOX, or set"
+    " QWEN_CODE_SUPPRESS_YOLO_WARNING=1 to silence this notice."
+)
+STREAM_CUT = "terminated (cause: UND_ERR_SOCKET: other side closed)"
+TOOLS = (
+    "web_fetch", "get_goal", "update_goal", "tool_call", "tool_search", "read_mcp_resource", "agent",
+    "list_agents", "send_message", "skill", "read_file", "zoom_image", "write_file", "run_shell_command",
+    "report_findings", "enter_worktree", "exit_worktree", "record_artifact", "cron_create", "cron_list",
+    "cron_delete", "loop_wakeup", "monitor", "task_stop", "grep_search", "glob", "edit", "notebook_edit",
+)  # fmt: skip
+SLASH_COMMANDS = (
+    "auth", "batch", "browser-use", "bug", "clear", "compress", "compress-fast", "computer-use", "config",
+    "context", "coordinate", "curator", "dataviz", "diff", "docs", "doctor", "effort", "export",
+    "extension-creator", "extensions", "goal", "goal-draft", "hooks", "import-config", "init", "insight",
+    "language", "loop", "model", "new-app", "output-style", "qc-helper", "review", "simplify", "stats",
+    "status", "stuck", "summary", "tasks", "update", "workflow-authoring", "workflow-creator",
+    "zvec-grep-install",
+)  # fmt: skip
+AGENTS = ("general-purpose", "Explore", "statusline-setup", "review-agent", "claude-code", "codex")
+# qwen's retry schedule for a rate limit: 60 s, 120 s, … for at most 10 attempts.
+MAX_RETRIES = 10
+RATE_LIMIT_DELAY_MS = 60000
+
+
+def make(context: TurnContext) -> QwenStream | PlainOutput:
+    stream = QwenStream(context)
+    if context.output_format == "stream-json":
+        return stream
+    return PlainOutput(stream, context.output_format)
+
+
+def unknown_session(session_id: str, output_format: str, epoch_ms: int | None) -> tuple[bytes, str, int]:
+    """0.24.4: the reason on stderr, nothing on stdout, exit 1."""
+    return (
+        b"",
+        f"No saved session found with ID {session_id}. Run `qwen --resume` without an ID to choose"
+        " from existing sessions.\n",
+        1,
+    )
+
+
+class QwenStream(MessageStream):
+    write_tool = "write_file"
+    structured_tool = None
+
+    def _head(self, kind: str, subtype: str | None = None, **fields: Any) -> dict[str, Any]:
+        head: dict[str, Any] = {"type": kind}
+        if subtype is not None:
+            head["subtype"] = subtype
+        return {**head, "uuid": self.uuid(), "session_id": self.context.session_id, **fields}
+
+    def opening(self) -> list[tuple[int, bytes]]:
+        context = self.context
+        lines: list[tuple[int, bytes]] = []
+        approval = self.command.get("approval_mode", "default")
+        if (
+            approval == "yolo"
+            and context.process_turn == 1
+            and os.environ.get("QWEN_CODE_SUPPRESS_YOLO_WARNING") != "1"
+        ):
+            lines.append(text_line(YOLO_WARNING, 2))
+        init = {
+            "type": "system",
+            "subtype": "init",
+            "uuid": context.session_id,
+            "session_id": context.session_id,
+            "cwd": context.cwd,
+            "tools": list(TOOLS),
+            "mcp_servers": [],
+            "model": context.model,
+            "permission_mode": approval,
+            "slash_commands": list(SLASH_COMMANDS),
+            "qwen_code_version": VERSION,
+            "agents": list(AGENTS),
+        }
+        lines.append(event(init))
+        if context.process_turn == 1 and self.variant["goal_state"]:
+            goal = {"type": "goal_state", "goal_state": {"v": 2, "goal": None, "activity": "idle"}}
+            lines.append(event(self._head("stream_event", parent_tool_use_id=None, event=goal)))
+        return lines
+
+    def new_message_id(self) -> str:
+        return ""  # every block has an id of its own (its event's uuid)
+
+    def tool_id(self) -> str:
+        return self.hex_id("call_", 16)
+
+    def tool_call(self, tool: dict[str, Any]) -> tuple[str, Any]:
+        return ("run_shell_command" if tool["name"] in SHELL_TOOLS else tool["name"]), tool["input"]
+
+    def _assistant(
+        self, block: dict[str, Any], *, spent: bool = True, stop: str | None = None
+    ) -> tuple[int, bytes]:
+        self.last_message_text = block.get("text", "") if block["type"] == "text" else ""
+        uuid = self.uuid()
+        usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
+        if spent:
+            prompt, reply = self.input_tokens(), self.output_tokens()
+            usage = {
+                "input_tokens": prompt,
+                "output_tokens": reply,
+                "cache_read_input_tokens": 0,
+                "total_tokens": prompt + reply,
+            }
+        message = {
+            "id": uuid,
+            "type": "message",
+            "role": "assistant",
+            "model": self.context.model,
+            "content": [block],
+            "stop_reason": stop,
+            "usage": usage,
+        }
+        return event(
+            {
+                "type": "assistant",
+                "uuid": uuid,
+                "session_id": self.context.session_id,
+                "parent_tool_use_id": None,
+                "message": message,
+            }
+        )
+
+    def _user(self, call_id: str, ok: bool, content: str) -> tuple[int, bytes]:
+        block = {"type": "tool_result", "tool_use_id": call_id, "is_error": not ok, "content": content}
+        return event(
+            self._head("user", parent_tool_use_id=None, message={"role": "user", "content": [block]})
+        )
+
+    def text_events(self, text: str, first: bool) -> list[tuple[int, bytes]]:
+        return [self._assistant({"type": "text", "text": text})]
+
+    def thinking_events(self, text: str) -> list[tuple[int, bytes]]:
+        return [self._assistant({"type": "thinking", "thinking": text, "signature": ""}, spent=False)]
+
+    def tool_use_event(self, block: dict[str, Any]) -> tuple[int, bytes]:
+        return self._assistant(block, stop="tool_use")
+
+    def tool_result_event(self, call_id: str, name: str, tool: dict[str, Any]) -> tuple[int, bytes]:
+        output = tool["output"]
+        if not tool["ok"] and name == "run_shell_command":
+            command = tool["input"].get("command") if isinstance(tool["input"], dict) else None
+            shown = command if isinstance(command, str) else ""
+            output = (
+                f"Command: {shown}\nDirectory: (root)\nOutput: {output}\n"
+                f"Error: (none)\nExit Code: {tool['exit_code']}\nSignal: (none)\nProcess Group PGID: (none)"
+            )
+        return self._user(call_id, tool["ok"], output)
+
+    def structured_result_event(self, call_id: str) -> tuple[int, bytes]:
+        raise AssertionError("qwen's structured output is not modelled")  # structured_tool is None
+
+    def write_result_event(self, call_id: str, path: str, change: dict[str, Any]) -> tuple[int, bytes]:
+        # gemini-cli's write_file messages, which the fork keeps
+        if change["kind"] == "add":
+            return self._user(call_id, True, f"Successfully created and wrote to new file: {path}.")
+        return self._user(call_id, True, f"Successfully overwrote file: {path}.")
+
+    def retry_notice(self, message: str, code: Any) -> list[tuple[int, bytes]]:
+        return self._retry(1, f"[API Error: {_with_code(code, message)}]")
+
+    def _retry(self, attempt: int, message: str) -> list[tuple[int, bytes]]:
+        """A retry with its schedule: the `system/retry` line and qwen's stderr line."""
+        delay = RATE_LIMIT_DELAY_MS * attempt
+        data = {
+            "reason": "retry",
+            "attempt": attempt,
+            "maxRetries": MAX_RETRIES,
+            "delayMs": delay,
+            "discardedToolCalls": 0,
+            "preserveText": False,
+        }
+        notice = f"Retrying in {delay // 1000}s (attempt {attempt}/{MAX_RETRIES}): {message}"
+        return [
+            event(self._head("system", "retry", parent_tool_use_id=None, data=data)),
+            text_line(notice, 2),
+        ]
+
+    def _provider_retry(self) -> list[tuple[int, bytes]]:
+        """A retry without a schedule (the request asked again at once): a `system/retry` line
+        without attempt numbers, and qwen's stderr line."""
+        data = {"reason": "retry", "discardedToolCalls": 0, "preserveText": False}
+        return [
+            event(self._head("system", "retry", parent_tool_use_id=None, data=data)),
+            text_line("Retrying provider attempt (0 buffered tool call(s) discarded).", 2),
+        ]
+
+    def api_error(self, message: str, code: Any) -> list[tuple[int, bytes]]:
+        text = f"[API Error: {_with_code(code, message)}]"
+        self.errors[-1:] = [text]
+        return [self._assistant({"type": "text", "text": text}, spent=False)]
+
+    def model_error(
+        self, spec: dict[str, Any], answer: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, bytes]], int | str]:
+        """0.24.4: a rate limit is retried on a schedule (60 s, 120 s, …; each retry announced, each
+        new attempt a provider retry); a 5xx is retried inside the request, silently; a cut stream
+        is a provider retry each time, its text not printed. Giving up: `[API Error: …]` and the
+        failed `result`, exit 1."""
+        lines: list[tuple[int, bytes]] = []
+        message = provider_message(spec)
+        for attempt in range(1, spec["retries"] + 1):
+            if spec["cut"]:
+                lines += self._provider_retry()
+            elif spec["status"] == 429:
+                if attempt > 1:
+                    lines += self._provider_retry()
+                lines += self._retry(attempt, f"[API Error: 429 {message}]")
+        if spec["recovers"]:
+            if spec["status"] == 429 and spec["retries"]:
+                lines += self._provider_retry()  # the attempt that succeeds
+            return lines, RECOVERED
+        text = f"[API Error: {STREAM_CUT if spec['cut'] else _with_code(spec['status'], message)}]"
+        self.errors.append(text)
+        lines.append(self._assistant({"type": "text", "text": text}, spent=False))
+        lines.append(self.error_result_event(text))
+        return lines, 1
+
+    def reply_text(self) -> str:
+        # BaseJsonOutputAdapter.buildResultMessage: the text blocks of the last assistant message
+        return self.last_message_text
+
+    def _usage(self) -> dict[str, int]:
+        prompt, reply = self.input_tokens() * max(self.requests, 1), self.output_tokens()
+        return {
+            "input_tokens": prompt,
+            "output_tokens": reply,
+            "cache_read_input_tokens": 0,
+            "total_tokens": prompt + reply,
+        }
+
+    def result_event(self) -> tuple[int, bytes]:
+        elapsed = self.context.clock.elapsed_ms()
+        return event(
+            self._head(
+                "result",
+                "success",
+                is_error=False,
+                duration_ms=elapsed,
+                duration_api_ms=elapsed // 2,
+                num_turns=max(self.requests, 1),
+                result=self.reply_text(),
+                usage=self._usage(),
+                permission_denials=[],
+            )
+        )
+
+    def error_result_event(self, message: str) -> tuple[int, bytes]:
+        return event(
+            self._head(
+                "result",
+                "error_during_execution",
+                is_error=True,
+                duration_ms=self.context.clock.elapsed_ms(),
+                duration_api_ms=0,
+                num_turns=max(self.requests, 1),
+                usage={"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0},
+                permission_denials=[],
+                error={"message": message},
+            )
+        )
+
+
+def _with_code(code: Any, message: str) -> str:
+    return f"{code} {message}" if isinstance(code, int) and not isinstance(code, bool) else message
