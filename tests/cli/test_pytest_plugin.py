@@ -17,13 +17,17 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest
-from turngate.judge.catalog import CATALOG_DIR, load_catalog
+from turngate.judge.catalog import CATALOG_DIR, ENGINES, load_catalog
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
 FOUR = "max-attempt and not sticky and not limit-one and not automatic-decision and not attempt-limit"
 # A target that cannot show its history: the case below checks it (MUST), so it is partial.
 PARTIAL = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'hides_history.py'))}"
 PARTIAL_CASE = "interactive-decision-policy/free-text-reply/any-kind-free-text"
+# The spec's four engines, each given as pytest's own option: the counts below are theirs.
+SEED_ENGINES = tuple(
+    option for engine in ("codex", "gemini", "iflow", "opencode") for option in ("--turngate-engine", engine)
+)
 CAUGHT_BY = (  # the scenarios that catch the bug, each on four engines
     ONE,
     "design/decision-6/max-attempt-interactive-only",
@@ -34,9 +38,9 @@ CAUGHT_BY = (  # the scenarios that catch the bug, each on four engines
 def test_the_reference_passes_its_cases_by_scenario_id_and_engine(tmp_path: Path) -> None:
     done = implementer_pytest(tmp_path, "--turngate-target", "reference", "-k", "exceeded-fails", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
-    for engine in ("codex", "gemini", "iflow", "opencode"):
+    for engine in ENGINES:
         assert f"turngate::{ONE}[{engine}] PASSED" in done.stdout
-    assert "4 passed" in done.stdout
+    assert f"{len(ENGINES)} passed" in done.stdout
 
 
 def test_pytest_counts_and_lists_the_cases_it_collects_beside_a_users_own_tests(tmp_path: Path) -> None:
@@ -58,8 +62,9 @@ def test_pytest_counts_and_lists_the_cases_it_collects_beside_a_users_own_tests(
     assert f"turngate::{ONE}[codex]" in ids
     assert "test_mine.py::test_mine" in listed
     ran = collected("-k", "exceeded-fails or test_mine")
-    assert f"collected {everything} items / {everything - 5} deselected / 5 selected" in ran, ran
-    assert "5 passed" in ran
+    chosen = len(ENGINES) + 1  # the scenario on every engine, and the user's test
+    assert f"collected {everything} items / {everything - chosen} deselected / {chosen} selected" in ran, ran
+    assert f"{chosen} passed" in ran
     marked = collected("--collect-only", "-q", "-m", "turngate(engine='codex', level='MUST')", "-k", ONE)
     assert marked.startswith(f"turngate::{ONE}[codex]\n\n1/{everything} tests collected ({cases} deselected)")
     assert f"1/{everything} tests collected ({cases} deselected)" in collected("--co", "-m", "not turngate")
@@ -104,17 +109,17 @@ def test_a_broken_target_fails_with_the_specs_words_and_every_difference(tmp_pat
 
 
 def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: Path) -> None:
-    first = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR)
+    first = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "-k", FOUR, *SEED_ENGINES)
     assert first.returncode == 1, first.stdout
     assert "12 failed, 4 passed" in first.stdout, first.stdout
     # on two xdist workers, the same cases pass and fail (each worker collects the same IDs)
     parallel = implementer_pytest(
-        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, "-n", "2", "-p", "no:cacheprovider"
+        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, *SEED_ENGINES, "-n", "2", "-p", "no:cacheprovider"
     )
     assert "2 workers [16 items]" in parallel.stdout, parallel.stdout
     assert "12 failed, 4 passed" in parallel.stdout, parallel.stdout
     assert _failed(parallel.stdout) == _failed(first.stdout)
-    again = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q")
+    again = implementer_pytest(tmp_path, "--turngate-target", BROKEN, "--lf", "-q", *SEED_ENGINES)
     # --lf reruns the 12 failures and deselects every other case of the catalog, whatever its size
     assert again.returncode == 1, again.stdout
     assert re.search(r"12 failed, \d+ deselected", again.stdout), again.stdout
@@ -123,7 +128,7 @@ def test_x_stops_at_the_first_failure_and_lf_reruns_only_the_failures(tmp_path: 
         f"FAILED turngate::{scenario}" for scenario in CAUGHT_BY
     }
     stopped = implementer_pytest(
-        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, "-x", "-p", "no:cacheprovider"
+        tmp_path, "--turngate-target", BROKEN, "-k", FOUR, *SEED_ENGINES, "-x", "-p", "no:cacheprovider"
     )
     assert stopped.returncode == 1
     assert "1 failed" in stopped.stdout

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import ONE
+from turngate.judge.catalog import ENGINES
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -81,8 +82,9 @@ def test_the_installed_command_runs_the_shipped_catalog_from_outside_the_checkou
         cwd=tmp_path, env=_env(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "8 passed, 0 partial, 0 failed" in done.stdout
-    assert json.loads(report.read_text(encoding="utf-8").splitlines()[-1])["counts"]["passed"] == 8
+    every = 2 * len(ENGINES)  # two scenarios, each on every engine
+    assert f"{every} passed, 0 partial, 0 failed" in done.stdout
+    assert json.loads(report.read_text(encoding="utf-8").splitlines()[-1])["counts"]["passed"] == every
 
 
 def test_python_m_turngate_and_the_shipped_corpus_work_installed(installed: Path, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from turngate.implementations.conforming_variants import (
     variant_observation,
 )
 from turngate.judge.case_result import CaseResult
-from turngate.judge.catalog import ENGINES, load_catalog
+from turngate.judge.catalog import load_catalog
 from turngate.judge.connectors.http_options import HOOK_CAPABILITIES, TargetProblem, http_options
 from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import Target, parse_target
@@ -39,8 +39,11 @@ CATALOG = load_catalog()
 BY_ID = {scenario.id: scenario for scenario in CATALOG}
 WRONG = ("failed", "non-strict", "errored", "unreached")
 CONFORMING = sorted(name for name in VARIANTS if name != REFERENCE.name)
-# One engine per variant, rotating, so every engine meets several variants.
-ENGINE_OF = {name: ENGINES[index % len(ENGINES)] for index, name in enumerate(CONFORMING)}
+# One engine per variant, rotating over the spec's four, so each meets several variants (a variant
+# renames and hides what an orchestrator shows, whatever the engine; the golden test runs every
+# engine, and every engine's whole catalog here would double the suite's longest test).
+SPEC_ENGINES = ("codex", "gemini", "iflow", "opencode")
+ENGINE_OF = {name: SPEC_ENGINES[index % len(SPEC_ENGINES)] for index, name in enumerate(CONFORMING)}
 
 
 def wrong(results: list[CaseResult]) -> list[str]:
