@@ -68,7 +68,15 @@ def _serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        server = ModelServer(args.scripts, log, data, host=args.host, port=args.port).start()
+        server = ModelServer(
+            args.scripts,
+            log,
+            data,
+            host=args.host,
+            port=args.port,
+            outputs_in_workdir=args.outputs_in_workdir,
+            named_tools=frozenset(args.named_tool or ()),
+        ).start()
     except OSError as error:
         raise UsageProblem(f"engines real serve: {error}") from None
     print(server.url, flush=True)
@@ -176,6 +184,19 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--port", type=int, default=0, help="0: any free port (default)")
     serve.add_argument("--log", type=Path, help="request log (default SCRIPTS/model-requests.jsonl)")
     serve.add_argument("--data", type=Path, help="tool outputs folder")
+    serve.add_argument(
+        "--outputs-in-workdir",
+        action="store_true",
+        help="write tool outputs under the CLI's working directory (as its request names it), for CLIs"
+        " configured to refuse files outside it (kilo's external_directory: deny)",
+    )
+    serve.add_argument(
+        "--named-tool",
+        action="append",
+        metavar="NAME",
+        help="call a scripted tool of this name by its own name, when the CLI declares it (e.g."
+        " request_user_input, an MCP tool); every other scripted tool is a shell call",
+    )
     serve.set_defaults(handler=_serve)
 
     capture = commands.add_parser(

@@ -2,8 +2,10 @@
 
 ``POST /v1/responses`` with ``input`` (the conversation items) and ``tools``;
 the answer is ``response.created``, one ``response.output_item.done`` per
-output item (reasoning, message, function_call), then ``response.completed``
-with usage. Errors are ``{"error": {...}}`` with a 4xx status.
+output item (reasoning, message, function_call or custom_tool_call), then
+``response.completed`` with usage. Errors are ``{"error": {...}}`` with a 4xx
+status. A freeform ("custom") tool such as codex's ``apply_patch`` is called
+with a ``custom_tool_call`` item whose ``input`` is the text.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import Any
 
 from turngate.engines.modelserver.answer import Answer, json_answer, sse, tokens
 from turngate.engines.modelserver.conversation import Entry
-from turngate.engines.modelserver.rounds import Round, ToolCall
-from turngate.engines.modelserver.toolargs import pick_shell_tool, shell_arguments
+from turngate.engines.modelserver.reply import Declared, Reply
 
 _MODEL_SIDE = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_ERROR_TYPES = {429: "rate_limit_exceeded"}
 
 
 def entries(body: Mapping[str, Any]) -> list[Entry]:
@@ -38,14 +40,30 @@ def entries(body: Mapping[str, Any]) -> list[Entry]:
     return found
 
 
-def answer(
-    body: Mapping[str, Any], step: Round, ids: Callable[[str], str], command_for: Callable[[ToolCall], str]
-) -> Answer:
-    if step.error is not None:
-        return error(400, step.error)
+def last_call(body: Mapping[str, Any]) -> str | None:
+    for item in reversed(body.get("input") or ()):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") in _CALLS:
+            return str(item.get("name"))
+        if item.get("type") == "message" and item.get("role") == "assistant":
+            return None
+    return None
+
+
+def declared_tools(body: Mapping[str, Any]) -> list[Declared]:
+    declared = []
+    for tool in body.get("tools") or ():
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            freeform = tool.get("type") == "custom"
+            declared.append(Declared(tool["name"], tool.get("parameters") or {}, freeform))
+    return declared
+
+
+def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> Answer:
     response_id = ids("resp")
     items: list[dict[str, Any]] = []
-    for thought in step.thinking:
+    for thought in reply.thinking:
         items.append(
             {
                 "type": "reasoning",
@@ -55,7 +73,7 @@ def answer(
                 "encrypted_content": None,
             }
         )
-    for chunks in step.text:
+    for chunks in reply.text:
         items.append(
             {
                 "type": "message",
@@ -65,15 +83,25 @@ def answer(
                 "content": [{"type": "output_text", "text": "".join(chunks), "annotations": []}],
             }
         )
-    if step.tool is not None:
-        name, schema = pick_shell_tool(_declared_tools(body))
+    if reply.call is not None and reply.call.freeform is not None:
+        items.append(
+            {
+                "type": "custom_tool_call",
+                "id": ids("ctc"),
+                "status": "completed",
+                "call_id": ids("call"),
+                "name": reply.call.name,
+                "input": reply.call.freeform,
+            }
+        )
+    elif reply.call is not None:
         items.append(
             {
                 "type": "function_call",
                 "id": ids("fc"),
                 "status": "completed",
-                "name": name,
-                "arguments": json.dumps(shell_arguments(schema, command_for(step.tool))),
+                "name": reply.call.name,
+                "arguments": json.dumps(dict(reply.call.arguments)),
                 "call_id": ids("call"),
             }
         )
@@ -83,6 +111,8 @@ def answer(
     for index, item in enumerate(items):
         event = {"type": "response.output_item.done", "output_index": index, "item": item}
         events.append(sse(event, "response.output_item.done"))
+    if reply.cut:  # the items so far, then the connection goes: no response.completed
+        return Answer(200, "text/event-stream", tuple(events), "cut", cut=True)
     completed = {
         "type": "response.completed",
         "response": {
@@ -101,13 +131,6 @@ def answer(
 
 
 def error(status: int, message: str) -> Answer:
-    document = {"error": {"message": message, "type": "invalid_request_error", "code": "turngate_scripted"}}
+    kind = _ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+    document = {"error": {"message": message, "type": kind, "code": "turngate_scripted"}}
     return json_answer(status, document, "error")
-
-
-def _declared_tools(body: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    declared = []
-    for tool in body.get("tools") or ():
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-            declared.append((tool["name"], tool.get("parameters") or {}))
-    return declared

@@ -2,10 +2,13 @@
 
 A fake engine writes a whole turn at once; a real CLI asks the model, runs the
 tool calls it is given, and asks again with their results. So a turn's steps
-are cut after every ``tool`` step: each piece is one model answer (a
-*round*), the last one carries the final reply. ``ask_user`` steps were
-compiled to ``say`` text (turngate/engines/fake/compiler.py), which is exactly what a
-model writes. An ``error`` step makes its round an HTTP 4xx the CLI reports.
+are cut after every ``tool`` (and ``file_change``) step: each piece is one
+model answer (a *round*), the last one carries the final reply. ``ask_user``
+steps were compiled to ``say`` text (turngate/engines/fake/compiler.py), which
+is exactly what a model writes. An ``error`` step makes its round an HTTP 4xx
+the CLI reports; a ``model_error`` step makes it a *fault*: a 429/5xx, or a
+stream cut after the answer so far, on every attempt or (``recovers``) on the
+first ``retries`` attempts only.
 
 Steps a model cannot produce (raw bytes, crashes, hangs, truncation, stderr
 noise, engine-specific variants) make a turn *unplayable* by a real engine:
@@ -23,9 +26,6 @@ from turngate.engines.fake.compiler import VARIANT_DEFAULTS as _DEFAULT_VARIANTS
 
 # Steps that only shape how a process writes bytes; a model server cannot make a real CLI do them.
 _PROCESS_STEPS: Final = frozenset({"raw", "crash", "hang", "truncate", "stderr", "split", "pad"})
-# Steps the model server does not play yet: a cut stream or an HTTP 429 (model_error), a patch
-# tool's call (file_change). A turn with one is skipped with the reason, never played without it.
-_NOT_YET_PLAYED: Final = frozenset({"model_error", "file_change"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +37,41 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class FileChange:
+    """A ``file_change`` step: the model calls the CLI's own file-writing tool."""
+
+    path: str  # relative to the CLI's working directory (the script schema keeps it inside)
+    kind: str  # add or update
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A ``model_error`` step: the model request fails, as a status or as a stream cut short."""
+
+    status: int | None  # an HTTP status (429, 5xx); None: a cut stream
+    message: str | None  # the provider's message (None: the reason phrase)
+    retries: int  # how many times the CLI asks again (the launcher sets the CLI's retry limit to it)
+    recovers: bool  # the attempt after `retries` failed ones succeeds
+    thinking: tuple[str, ...]  # what the model streamed before a cut
+    text: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Round:
-    """One model answer: reasoning, reply text pieces, then at most one tool call or an error."""
+    """One model answer: reasoning, reply text pieces, then at most one call (a tool or a file
+    change) or an error; a fault may fail the request instead."""
 
     thinking: tuple[str, ...] = ()
     text: tuple[tuple[str, ...], ...] = ()  # one entry per say step, as its chunks
     tool: ToolCall | None = None
     error: str | None = None  # answer with a 4xx carrying this message
+    change: FileChange | None = None
+    fault: Fault | None = None
 
     @property
     def final(self) -> bool:
-        return self.tool is None
+        return self.tool is None and self.change is None
 
 
 def rounds_of(turn: Mapping[str, Any]) -> tuple[Round, ...]:
@@ -56,6 +80,13 @@ def rounds_of(turn: Mapping[str, Any]) -> tuple[Round, ...]:
     thinking: list[str] = []
     text: list[tuple[str, ...]] = []
     error: str | None = None
+    fault: Fault | None = None
+
+    def close(tool: ToolCall | None = None, change: FileChange | None = None) -> None:
+        nonlocal thinking, text, error, fault
+        rounds.append(Round(tuple(thinking), tuple(text), tool, error, change, fault))
+        thinking, text, error, fault = [], [], None, None
+
     for step in turn["steps"]:
         match step:
             case {"think": str(thought)}:
@@ -63,18 +94,44 @@ def rounds_of(turn: Mapping[str, Any]) -> tuple[Round, ...]:
             case {"say": list(chunks)}:
                 text.append(tuple(chunks))
             case {"tool": dict(spec)}:
-                call = ToolCall(spec["name"], spec["input"], spec["output"], spec["exit_code"])
-                rounds.append(Round(tuple(thinking), tuple(text), call, error))
-                thinking, text, error = [], [], None
+                close(tool=ToolCall(spec["name"], spec["input"], spec["output"], spec["exit_code"]))
+            case {"file_change": dict(spec)}:
+                close(change=FileChange(spec["path"], spec["kind"], spec["content"]))
             case {"error": {"message": str(message)}}:
                 error = error or message  # the first error of the round is the one the CLI sees
+            case {"model_error": dict(spec)} if fault is None:
+                fault = Fault(
+                    spec.get("status"),
+                    spec.get("message"),
+                    int(spec.get("retries") or 0),
+                    bool(spec.get("recovers")),
+                    tuple(thinking),
+                    tuple(text),
+                )
+                if not fault.recovers:
+                    break  # a fault the CLI does not get past ends the turn (as in the fake engines)
             case _:
                 pass  # sleep: timing only; process steps are refused by playable()
-    rounds.append(Round(tuple(thinking), tuple(text), None, error))
+    close()
     # A failed turn with no error step still fails: the model answers the last round with a 4xx.
-    if turn.get("end") == "failed" and not any(r.error for r in rounds):
-        rounds[-1] = Round(rounds[-1].thinking, rounds[-1].text, None, "turn failed")
+    if turn.get("end") == "failed" and not any(r.error or r.fault for r in rounds):
+        last = rounds[-1]
+        rounds[-1] = Round(last.thinking, last.text, None, "turn failed", last.change, None)
     return tuple(rounds)
+
+
+def retry_limit(script: Mapping[str, Any]) -> int:
+    """How many times a real CLI should retry a failed model request to play ``script`` as written:
+    the largest ``retries`` of its ``model_error`` steps (0 without one)."""
+    return max(
+        (
+            int(step["model_error"].get("retries") or 0)
+            for turn in script["turns"]
+            for step in turn["steps"]
+            if "model_error" in step
+        ),
+        default=0,
+    )
 
 
 def playable(script: Mapping[str, Any]) -> str | None:
@@ -93,8 +150,6 @@ def playable(script: Mapping[str, Any]) -> str | None:
             kind = next(iter(step))
             if kind in _PROCESS_STEPS:
                 return f"turn {number}: step {kind!r} shapes process output, not a model answer"
-            if kind in _NOT_YET_PLAYED:
-                return f"turn {number}: step {kind!r} is not played by the model server yet"
             if kind == "error" and step["error"].get("transient"):
                 return f"turn {number}: transient error (a reconnect loop needs 5xx, which CLIs retry)"
         if turn.get("end") == "completed" and any("error" in step for step in turn["steps"]):
