@@ -161,3 +161,11 @@ def test_a_non_streamed_cut_sends_half_its_document_then_drops_the_connection(se
     assert cut.status == 200
     assert not cut.complete
     assert len(cut.body) > 0 and not cut.body.endswith(b"}")
+
+
+def test_a_sleep_before_an_answer_makes_the_server_wait_before_answering(tmp_path: Path) -> None:
+    slow = {"case": "slow", "turns": [{"steps": [{"sleep": 0.2}, {"say": "late"}]}]}
+    scripts = write_scripts(tmp_path / "scripts", [slow])
+    with ModelServer(scripts, tmp_path / "requests.jsonl", tmp_path / "data") as server:
+        assert text_of(post(server, *chat("slow"))) == "late"
+        assert log(server)[-1]["waited"] == 0.2

@@ -154,3 +154,34 @@ def test_a_model_error_is_a_fault_of_its_round_carrying_what_was_streamed_before
 def test_model_errors_and_file_changes_are_playable(tmp_path: Path) -> None:
     turns = [{"steps": [{"file_change": {"path": "a"}}, {"say": "x"}, {"model_error": {"status": 500}}]}]
     assert playable(compiled(tmp_path, {"case": "ok", "turns": turns})) is None
+
+
+@pytest.mark.parametrize(
+    ("turn", "why"),
+    [
+        ({"steps": [{"detach": 20}, {"say": "x"}]}, "step 'detach' shapes the engine's process"),
+        ({"steps": [{"say": "x"}], "linger": {"seconds": "forever"}}, "linger (the process lives on"),
+        ({"steps": [{"say": "x"}], "linger": {"seconds": 3}}, "linger"),
+        ({"steps": [{"say": "x"}], "repair": []}, "repair answers"),
+        ({"steps": [{"say": "a"}, {"sleep": 2}, {"say": "b"}]}, "step 'sleep' inside an answer"),
+        ({"steps": [{"say": "a"}, {"sleep": 2}]}, "step 'sleep' inside an answer"),
+        (
+            {"steps": [{"tool": {"name": "bash", "status": "running"}}, {"hang": True}]},
+            "step 'tool' that never",
+        ),
+        ({"steps": [{"say": "cut \ud83d"}]}, "lone surrogate"),
+    ],
+)
+def test_steps_a_model_cannot_produce_are_refused_by_name(
+    tmp_path: Path, turn: dict[str, object], why: str
+) -> None:
+    reason = playable(compiled(tmp_path, {"case": "p", "turns": [turn]}))
+    assert reason is not None
+    assert why in reason
+
+
+def test_a_sleep_before_an_answer_is_the_model_answering_slowly(tmp_path: Path) -> None:
+    turn = {"steps": [{"sleep": 1}, {"tool": {"name": "bash"}}, {"sleep": 4}, {"sleep": 0.5}, {"say": "x"}]}
+    script = compiled(tmp_path, {"case": "s", "turns": [turn]})
+    assert playable(script) is None
+    assert [r.delay for r in rounds_of(script["turns"][0])] == [1.0, 4.5]  # type: ignore[index]

@@ -151,6 +151,8 @@ class ModelServer:
             return anthropic_messages.side_answer(body, self._id), None
         placed = self._place(body, module)
         step = placed.step
+        if step.delay:
+            time.sleep(step.delay)  # the model answering slowly (a sleep step before the answer)
         if step.fault is not None and self._fails(placed):
             return self._fault(module, body, step.fault), placed
         if step.error is not None:
@@ -276,6 +278,7 @@ class ModelServer:
             "case": placed.case if placed else None,
             "turn": placed.where.turn + 1 if placed else None,
             "round": placed.where.round + 1 if placed else None,
+            "waited": placed.step.delay if placed and placed.step.delay else None,  # a sleep step's pause
             "status": answer.status,
             "answer": answer.kind,
             "error": _error_message(answer),
