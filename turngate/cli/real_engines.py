@@ -38,7 +38,9 @@ def _install(args: argparse.Namespace) -> int:
             failures += 1
             continue
         how = f"installed in {done.seconds} s" if done.fresh else "already installed"
-        print(f"{pin.name}  {pin.package}  {done.bytes / 1e6:.0f} MB  {how}  {done.folder}")
+        print(
+            f"{pin.name}  {pin.requirement} ({pin.source})  {done.bytes / 1e6:.0f} MB  {how}  {done.folder}"
+        )
     return 1 if failures else 0
 
 
@@ -163,7 +165,9 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     real = engine_commands.add_parser("real", help="the real CLIs (npm), against turngate's model server")
     commands = real.add_subparsers(dest="real_command", required=True)
 
-    install = commands.add_parser("install", help="npm-install the pinned versions (engines.lock.json)")
+    install = commands.add_parser(
+        "install", help="install the pinned versions (engines.lock.json) with npm, or pip for a wheel"
+    )
     install.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
     install.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
     install.add_argument("--force", action="store_true", help="reinstall what is there")
