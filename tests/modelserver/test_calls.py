@@ -204,3 +204,71 @@ def test_codebuddy_gets_structured_output_then_a_closing_line_over_chat_completi
 )
 def test_each_clis_way_of_naming_its_working_directory(text: str, folder: str | None) -> None:
     assert working_directory({"messages": [{"role": "system", "content": [{"text": text}]}]}) == folder
+
+
+def test_a_named_tool_behind_codexs_tool_search_is_searched_for_then_called_in_its_namespace(
+    tmp_path: Path,
+) -> None:
+    mcp = {
+        "case": "mcp",
+        "turns": [
+            {"steps": [{"tool": {"name": "lookup_greeting", "input": {"style": "formal"}}}, {"say": "ok"}]}
+        ],
+    }
+    scripts = write_scripts(tmp_path / "scripts", [mcp])
+    with ModelServer(
+        scripts, tmp_path / "log.jsonl", tmp_path / "data", named_tools=frozenset({"lookup_greeting"})
+    ) as server:
+        prompt = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "tg-case-mcp"}],
+        }
+        tools = [
+            {"type": "function", "name": "exec_command", "parameters": {"properties": {"cmd": {}}}},
+            {"type": "tool_search", "execution": "client", "parameters": {"properties": {"query": {}}}},
+        ]
+        (search,) = [
+            e["item"]
+            for e in post(server, "/v1/responses", {"input": [prompt], "tools": tools}).events()
+            if "item" in e
+        ]
+        assert (search["type"], search["execution"], search["arguments"]) == (
+            "tool_search_call",
+            "client",
+            {"query": "lookup_greeting", "limit": 8},
+        )
+        loaded = {
+            "type": "tool_search_output",
+            "call_id": search["call_id"],
+            "execution": "client",
+            "tools": [
+                {
+                    "type": "namespace",
+                    "name": "mcp__turngate",
+                    "tools": [{"type": "function", "name": "lookup_greeting", "parameters": {}}],
+                }
+            ],
+        }
+        history = [prompt, search, loaded]
+        (call,) = [
+            e["item"]
+            for e in post(server, "/v1/responses", {"input": history, "tools": tools}).events()
+            if "item" in e
+        ]
+        assert (call["type"], call["name"], call["namespace"]) == (
+            "function_call",
+            "lookup_greeting",
+            "mcp__turngate",
+        )
+        assert json.loads(call["arguments"]) == {"style": "formal"}
+        result = {"type": "function_call_output", "call_id": call["call_id"], "output": "Good day"}
+        (reply,) = [
+            e["item"]
+            for e in post(
+                server, "/v1/responses", {"input": [*history, call, result], "tools": tools}
+            ).events()
+            if "item" in e
+        ]
+        assert reply["content"][0]["text"] == "ok"  # the search was no round of the script
+        assert [line["round"] for line in log(server)] == [1, 1, 2]

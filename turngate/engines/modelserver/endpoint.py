@@ -236,8 +236,12 @@ class ModelServer:
     def _tool_call(
         self, tool: ToolCall, declared: list[Declared], placed: Placed, body: Mapping[str, Any]
     ) -> Call:
-        if tool.name in self.named_tools and any(known.name == tool.name for known in declared):
-            return Call(tool.name, dict(tool.input))
+        if tool.name in self.named_tools:
+            known = next((d for d in declared if d.name == tool.name and not d.search), None)
+            if known is not None:
+                return Call(tool.name, dict(tool.input), namespace=known.namespace)
+            if any(d.search for d in declared):  # deferred behind the CLI's tool search: search first
+                return Call("tool_search", {"query": tool.name, "limit": 8}, search=True)
         shell = pick_shell_tool(declared)
         return Call(shell.name, shell_arguments(shell.schema, self._command_for(tool, placed, body)))
 

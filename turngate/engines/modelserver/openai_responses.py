@@ -6,6 +6,13 @@ output item (reasoning, message, function_call or custom_tool_call), then
 ``response.completed`` with usage. Errors are ``{"error": {...}}`` with a 4xx
 status. A freeform ("custom") tool such as codex's ``apply_patch`` is called
 with a ``custom_tool_call`` item whose ``input`` is the text.
+
+codex 0.169.0 declares its MCP tools to the model only through a ``tool_search``
+tool (type ``tool_search``, executed by the client): the model calls it with a
+``tool_search_call`` item, codex answers with a ``tool_search_output`` item
+whose ``tools`` are namespaces (``mcp__SERVER``) of functions, and the model
+then calls a function with its ``namespace``. The search is bookkeeping, not a
+round of the script: its two items do not count in the position.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from turngate.engines.modelserver.conversation import Entry
 from turngate.engines.modelserver.reply import Declared, Reply
 
 _MODEL_SIDE = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call"})
+_SEARCH = frozenset({"tool_search_call", "tool_search_output"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _ERROR_TYPES = {429: "rate_limit_exceeded"}
 
@@ -29,6 +37,8 @@ def entries(body: Mapping[str, Any]) -> list[Entry]:
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
+        if kind in _SEARCH:
+            continue  # a tool search made on the way to a scripted tool: no round of its own
         if kind in _CALLS:
             found.append("answer_with_call")
         elif kind in _MODEL_SIDE or (kind == "message" and item.get("role") == "assistant"):
@@ -54,10 +64,28 @@ def last_call(body: Mapping[str, Any]) -> str | None:
 def declared_tools(body: Mapping[str, Any]) -> list[Declared]:
     declared = []
     for tool in body.get("tools") or ():
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+        if isinstance(tool, dict) and tool.get("type") == "tool_search":
+            declared.append(Declared("tool_search", tool.get("parameters") or {}, search=True))
+        elif isinstance(tool, dict) and isinstance(tool.get("name"), str):
             freeform = tool.get("type") == "custom"
             declared.append(Declared(tool["name"], tool.get("parameters") or {}, freeform))
-    return declared
+    return declared + _searched_tools(body)
+
+
+def _searched_tools(body: Mapping[str, Any]) -> list[Declared]:
+    """The tools a tool search loaded earlier in the conversation, each in its namespace."""
+    found = []
+    for item in body.get("input") or ():
+        if not isinstance(item, dict) or item.get("type") != "tool_search_output":
+            continue
+        for space in item.get("tools") or ():
+            if not isinstance(space, dict):
+                continue
+            namespace = space.get("name") if isinstance(space.get("name"), str) else None
+            for tool in space.get("tools") or ():
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    found.append(Declared(tool["name"], tool.get("parameters") or {}, namespace=namespace))
+    return found
 
 
 def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> Answer:
@@ -83,7 +111,18 @@ def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> 
                 "content": [{"type": "output_text", "text": "".join(chunks), "annotations": []}],
             }
         )
-    if reply.call is not None and reply.call.freeform is not None:
+    if reply.call is not None and reply.call.search:
+        items.append(
+            {
+                "type": "tool_search_call",
+                "id": ids("ts"),
+                "call_id": ids("call"),
+                "execution": "client",
+                "arguments": dict(reply.call.arguments),
+                "status": "completed",
+            }
+        )
+    elif reply.call is not None and reply.call.freeform is not None:
         items.append(
             {
                 "type": "custom_tool_call",
@@ -95,16 +134,17 @@ def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> 
             }
         )
     elif reply.call is not None:
-        items.append(
-            {
-                "type": "function_call",
-                "id": ids("fc"),
-                "status": "completed",
-                "name": reply.call.name,
-                "arguments": json.dumps(dict(reply.call.arguments)),
-                "call_id": ids("call"),
-            }
-        )
+        call: dict[str, Any] = {
+            "type": "function_call",
+            "id": ids("fc"),
+            "status": "completed",
+            "name": reply.call.name,
+            "arguments": json.dumps(dict(reply.call.arguments)),
+            "call_id": ids("call"),
+        }
+        if reply.call.namespace is not None:
+            call["namespace"] = reply.call.namespace
+        items.append(call)
     written = sum(tokens(json.dumps(item)) for item in items)
     read = tokens(json.dumps(body.get("input") or []))
     events = [sse({"type": "response.created", "response": {"id": response_id}}, "response.created")]

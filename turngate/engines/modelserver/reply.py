@@ -20,6 +20,8 @@ class Declared:
     name: str
     schema: Mapping[str, Any] = field(default_factory=dict)
     freeform: bool = False  # a tool whose input is free text, not JSON arguments (codex apply_patch)
+    namespace: str | None = None  # a tool loaded by a tool search, in its namespace (codex: mcp__SERVER)
+    search: bool = False  # the CLI's tool search itself (codex 0.169.0 defers MCP tools behind it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class Call:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     freeform: str | None = None  # the text input of a freeform tool (then `arguments` is unused)
+    namespace: str | None = None  # the namespace a searched-for tool was loaded in
+    search: bool = False  # a call of the CLI's tool search (`arguments` is the query)
 
 
 @dataclass(frozen=True, slots=True)
