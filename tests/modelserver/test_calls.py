@@ -272,3 +272,28 @@ def test_a_named_tool_behind_codexs_tool_search_is_searched_for_then_called_in_i
         ]
         assert reply["content"][0]["text"] == "ok"  # the search was no round of the script
         assert [line["round"] for line in log(server)] == [1, 1, 2]
+
+
+def test_a_search_that_found_nothing_is_not_made_again_the_tool_is_a_shell_call(tmp_path: Path) -> None:
+    mcp = {
+        "case": "gone",
+        "turns": [{"steps": [{"tool": {"name": "lookup_greeting", "output": "x"}}, {"say": "ok"}]}],
+    }
+    scripts = write_scripts(tmp_path / "scripts", [mcp])
+    with ModelServer(
+        scripts, tmp_path / "log.jsonl", tmp_path / "data", named_tools=frozenset({"lookup_greeting"})
+    ) as server:
+        prompt = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "tg-case-gone"}],
+        }
+        search = {"type": "tool_search_call", "call_id": "c", "execution": "client", "arguments": {}}
+        found_nothing = {"type": "tool_search_output", "call_id": "c", "execution": "client", "tools": []}
+        tools = [
+            {"type": "function", "name": "exec_command", "parameters": {"properties": {"cmd": {}}}},
+            {"type": "tool_search", "execution": "client", "parameters": {}},
+        ]
+        body = {"input": [prompt, search, found_nothing], "tools": tools}
+        (call,) = [e["item"] for e in post(server, "/v1/responses", body).events() if "item" in e]
+        assert (call["type"], call["name"]) == ("function_call", "exec_command")

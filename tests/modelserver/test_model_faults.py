@@ -126,16 +126,33 @@ def test_a_500_carries_the_scripted_message(server: ModelServer, protocol: Reque
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda protocol: protocol.__name__)
-def test_a_cut_streams_the_whole_answer_then_drops_the_connection_without_an_end(
+def test_a_cut_streams_the_whole_answer_then_ends_the_body_without_the_end_of_answer_event(
     server: ModelServer, protocol: Request
 ) -> None:
     for _attempt in range(3):
         cut = post(server, *protocol("cut"))
         assert cut.status == 200
-        assert not cut.complete  # the chunked body never ended
-        assert text_of(cut) == DONE  # the marker message was complete
-        assert not ended(cut)
+        assert cut.complete  # the HTTP body ended...
+        assert text_of(cut) == DONE  # ...after a complete marker message...
+        assert not ended(cut)  # ...and no event said the answer was over
     assert {line["answer"] for line in log(server)} == {"cut"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda protocol: protocol.__name__)
+def test_a_dropped_cut_closes_the_connection_in_the_middle_of_the_body(
+    tmp_path: Path, protocol: Request
+) -> None:
+    scripts = write_scripts(tmp_path / "scripts", SCRIPTS)
+    with ModelServer(scripts, tmp_path / "log.jsonl", tmp_path / "data", cut_style="dropped") as server:
+        cut = post(server, *protocol("cut"))
+        assert (cut.status, cut.complete) == (200, False)  # the chunked body never ended
+        assert text_of(cut) == DONE
+        assert not ended(cut)
+
+
+def test_a_cut_style_the_server_does_not_know_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cut_style: 'reset': one of ended, dropped"):
+        ModelServer(tmp_path, tmp_path / "log", tmp_path / "data", cut_style="reset")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda protocol: protocol.__name__)
@@ -155,12 +172,15 @@ def test_a_recovering_cut_fails_retries_times_then_answers_whole_and_fails_again
     assert [attempt() for _ in range(3)] == [cut, cut, whole]  # the next CLI to play it meets the same
 
 
-def test_a_non_streamed_cut_sends_half_its_document_then_drops_the_connection(server: ModelServer) -> None:
+def test_a_non_streamed_cut_sends_half_its_document(server: ModelServer, tmp_path: Path) -> None:
     path, body = chat("cut")
     cut = post(server, path, {**body, "stream": False})
-    assert cut.status == 200
-    assert not cut.complete
+    assert (cut.status, cut.complete) == (200, True)
     assert len(cut.body) > 0 and not cut.body.endswith(b"}")
+    scripts = write_scripts(tmp_path / "scripts", SCRIPTS)
+    with ModelServer(scripts, tmp_path / "log.jsonl", tmp_path / "data", cut_style="dropped") as dropping:
+        cut = post(dropping, path, {**body, "stream": False})
+        assert (cut.status, cut.complete) == (200, False)  # fewer bytes than its Content-Length said
 
 
 def test_a_sleep_before_an_answer_makes_the_server_wait_before_answering(tmp_path: Path) -> None:
@@ -169,3 +189,19 @@ def test_a_sleep_before_an_answer_makes_the_server_wait_before_answering(tmp_pat
     with ModelServer(scripts, tmp_path / "requests.jsonl", tmp_path / "data") as server:
         assert text_of(post(server, *chat("slow"))) == "late"
         assert log(server)[-1]["waited"] == 0.2
+
+
+def test_a_client_that_resets_its_connection_is_no_traceback_and_the_server_goes_on(
+    server: ModelServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+    import struct
+
+    host, port = server.url.removeprefix("http://").split(":")
+    for _ in range(3):
+        client = socket.create_connection((host, int(port)), timeout=30)
+        client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
+        client.close()
+    assert post(server, *chat("cut")).status == 200  # still serving
+    assert "Traceback" not in capfd.readouterr().err

@@ -20,15 +20,17 @@ exit 3
 """
 
 
-def test_the_repository_lock_pins_eight_versions_and_an_engine_named_alone_is_its_first() -> None:
+def test_the_repository_lock_pins_ten_versions_and_an_engine_named_alone_is_its_first() -> None:
     assert [pin.name for pin in read_lock()] == [
         "codex@0.169.0",
         "codex@0.146.1",
         "gemini@0.61.0",
         "opencode@1.18.33",
         "claude@2.1.331",
+        "claude@2.1.326",
         "qwen@0.24.4",
         "kilo@7.7.7",
+        "kilo@7.7.2",
         "codebuddy@2.118.2",
     ]
     (codebuddy,) = select(read_lock(), ["codebuddy"])

@@ -24,6 +24,7 @@ import contextlib
 import json
 import shlex
 import socket
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from turngate.engines.fake import script as scripts
 from turngate.engines.fake.problems import ScriptProblem
@@ -45,6 +46,8 @@ from turngate.engines.modelserver.rounds import Fault, Round, ToolCall, rounds_o
 from turngate.engines.modelserver.toolargs import MissingTool, pick_shell_tool, shell_arguments
 
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+CUT_STYLES: Final = ("ended", "dropped")
+CutStyle = Literal["ended", "dropped"]
 FOLLOW_UP: Final = "Done."  # the model's answer after its StructuredOutput call
 WORKDIR_OUTPUTS: Final = ".turngate-tool-outputs"  # under the CLI's working directory (outputs_in_workdir)
 
@@ -78,6 +81,10 @@ class ModelServer:
     # Scripted tools of these names are called by their own name, with the script's input, when the
     # CLI declares them (exploration: codex's request_user_input, an MCP tool); others are shell calls.
     named_tools: frozenset[str] = frozenset()
+    # How a model_error cut ends the answer: "ended", the response body ends without the protocol's
+    # end-of-answer event (what the fake engines' cut was observed against); "dropped", the connection
+    # is closed in the middle of the body (a network drop).
+    cut_style: CutStyle = "ended"
     _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _counter: int = field(default=0, init=False, repr=False)
@@ -89,10 +96,14 @@ class ModelServer:
         assert self._server is not None, "start() first"
         return f"http://{self.host}:{self._server.server_address[1]}"
 
+    def __post_init__(self) -> None:
+        if self.cut_style not in CUT_STYLES:
+            raise ValueError(f"cut_style: {self.cut_style!r}: one of {', '.join(CUT_STYLES)}")
+
     def start(self) -> ModelServer:
         self.data.mkdir(parents=True, exist_ok=True)
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
+        server = _QuietServer((self.host, self.port), _handler_for(self))
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, name="turngate-modelserver", daemon=True).start()
@@ -223,7 +234,7 @@ class ModelServer:
             return Reply(text=step.text), "after_structured_output"
         declared: list[Declared] = module.declared_tools(body)
         if step.tool is not None:
-            call = self._tool_call(step.tool, declared, placed, body)
+            call = self._tool_call(module, step.tool, declared, placed, body)
             return Reply(step.thinking, step.text, call), "round"
         if step.change is not None:
             call = write_call(step.change, declared, working_directory(body))
@@ -234,13 +245,21 @@ class ModelServer:
         return Reply(step.thinking, step.text), "round"
 
     def _tool_call(
-        self, tool: ToolCall, declared: list[Declared], placed: Placed, body: Mapping[str, Any]
+        self,
+        module: ModuleType,
+        tool: ToolCall,
+        declared: list[Declared],
+        placed: Placed,
+        body: Mapping[str, Any],
     ) -> Call:
         if tool.name in self.named_tools:
             known = next((d for d in declared if d.name == tool.name and not d.search), None)
             if known is not None:
                 return Call(tool.name, dict(tool.input), namespace=known.namespace)
-            if any(d.search for d in declared):  # deferred behind the CLI's tool search: search first
+            deferred = any(d.search for d in declared) and not (
+                module is openai_responses and openai_responses.searched(body)
+            )
+            if deferred:  # behind the CLI's tool search (codex's MCP tools): search for it first, once
                 return Call("tool_search", {"query": tool.name, "limit": 8}, search=True)
         shell = pick_shell_tool(declared)
         return Call(shell.name, shell_arguments(shell.schema, self._command_for(tool, placed, body)))
@@ -295,6 +314,18 @@ class ModelServer:
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A CLI that hangs up (a keep-alive connection it resets, a stream it stops reading after a cut,
+    a process killed mid-request) is ordinary here: no traceback on the runner's stderr. Anything else
+    a request breaks is one line there, naming the client and the error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            return
+        sys.stderr.write(f"turngate model server: request from {client_address[0]}: {error!r}\n")
+
+
 def _protocol_of(route: str) -> tuple[str, ModuleType | None]:
     if route.endswith("/messages/count_tokens"):
         return "anthropic_count", anthropic_messages
@@ -328,7 +359,8 @@ def _error_message(answer: Answer) -> str | None:
         return None
 
 
-def _write(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
+def _write(handler: BaseHTTPRequestHandler, answer: Answer, cut_style: CutStyle = "ended") -> None:
+    dropped = answer.cut and cut_style == "dropped"
     handler.send_response(answer.status)
     handler.send_header("Content-Type", answer.content_type)
     for name, value in answer.headers:
@@ -340,17 +372,18 @@ def _write(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
         for piece in answer.chunks:
             handler.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
             handler.wfile.flush()
-        if not answer.cut:
-            handler.wfile.write(b"0\r\n\r\n")
+        if not dropped:
+            handler.wfile.write(b"0\r\n\r\n")  # an ended cut: the body ends, no end-of-answer event in it
     else:
         data = b"".join(answer.chunks)
-        handler.send_header("Content-Length", str(len(data)))
+        sent = data[: len(data) // 2] if answer.cut else data  # a cut document: its first half
+        handler.send_header("Content-Length", str(len(data) if dropped else len(sent)))
         handler.end_headers()
-        handler.wfile.write(data[: len(data) // 2] if answer.cut else data)
+        handler.wfile.write(sent)
     handler.wfile.flush()
-    if answer.cut:
-        # The body never ends: the connection is closed under the client, as a provider's dropped
-        # stream is (the CLI sees "terminated", "ECONNRESET", "stream disconnected").
+    if dropped:
+        # The body never ends: the connection is closed under the client, as a network drop does (the
+        # CLI sees "terminated", "ECONNRESET", "error decoding response body").
         handler.close_connection = True
         with contextlib.suppress(OSError):  # the client may have gone already
             handler.connection.shutdown(socket.SHUT_RDWR)
@@ -378,7 +411,7 @@ def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 raw = self.rfile.read(length) if length else b""
                 answer = server.handle(self.command, self.path, raw)
-            _write(self, answer)
+            _write(self, answer, server.cut_style)
 
         do_POST = do_GET = _serve
 

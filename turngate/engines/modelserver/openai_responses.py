@@ -61,6 +61,19 @@ def last_call(body: Mapping[str, Any]) -> str | None:
     return None
 
 
+def searched(body: Mapping[str, Any]) -> bool:
+    """Whether the model already searched for tools in this turn (a tool_search_output after the
+    last user message): a tool still missing then is not there to find."""
+    for item in reversed(body.get("input") or ()):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "tool_search_output":
+            return True
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            return False
+    return False
+
+
 def declared_tools(body: Mapping[str, Any]) -> list[Declared]:
     declared = []
     for tool in body.get("tools") or ():

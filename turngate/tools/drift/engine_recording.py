@@ -171,6 +171,8 @@ def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Recor
     (folder / "stdout").write_bytes(clean.stdout)
     if clean.stderr:
         (folder / "stderr").write_bytes(clean.stderr)
+    else:
+        (folder / "stderr").unlink(missing_ok=True)  # a capture recorded again: no stale stderr
     meta: dict[str, Any] = {
         "engine": engine,
         "description": f"recorded from: {' '.join(clean.argv)}",

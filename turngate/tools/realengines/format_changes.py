@@ -283,7 +283,8 @@ def flagged(capture: SavedCapture, mutant: Mutant, player: FakePlayer) -> bool:
 
 
 def matrix(corpus: Path, player: FakePlayer) -> list[Cell]:
-    captures = saved_captures(corpus)
+    # Engines with no fake yet have nothing to hold their captures against.
+    captures = [capture for capture in saved_captures(corpus) if player.has(capture.engine)]
     cells = []
     for engine in sorted({capture.engine for capture in captures}):
         for name, change in CHANGES.items():
