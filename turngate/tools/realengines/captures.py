@@ -95,12 +95,17 @@ class Wanted:
     cut_style: CutStyle = "ended"  # how the model server cuts a stream (endpoint.ModelServer)
     # Where an engine makes other bytes of the same script, the spec's decision for its turn.
     expect_by_engine: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # A shorter kill timeout where an engine is known never to end the turn (the capture stays small).
+    timeout_by_engine: Mapping[str, float] = field(default_factory=dict)
 
     def for_engine(self, engine: str) -> bool:
         return self.engines is None or engine in self.engines
 
     def expect_for(self, engine: str) -> Mapping[str, Any]:
         return self.expect_by_engine.get(engine, self.expect)
+
+    def timeout_for(self, engine: str) -> float:
+        return self.timeout_by_engine.get(engine, self.timeout_sec)
 
 
 def _succeeded(why: str = SUCCEEDED_WHY) -> Mapping[str, Any]:
@@ -131,6 +136,10 @@ TOOK_THE_CUT: Final = {
         " failure to weigh against the marker."
     ),
 }
+# opencode 1.18.33 answers a stream that ended without finish_reason with step_finish "unknown" and asks
+# again, about ten times a second, for ever (the fake engines model it so: docs/fake-engines.md, "Model
+# errors"): killed after 10 s, its capture holds a hundred answers, not the 1,300 of 120 s.
+NEVER_ENDS_THE_CUT: Final = {"opencode": 10.0}
 WANTED: Final = (
     Wanted(
         "message",
@@ -220,6 +229,7 @@ WANTED: Final = (
         "hazard",
         timeout_sec=HAZARD_TIMEOUT_SEC,
         expect_by_engine=TOOK_THE_CUT,
+        timeout_by_engine=NEVER_ENDS_THE_CUT,
     ),
     Wanted(
         "hazard-cut-retried",
@@ -231,6 +241,7 @@ WANTED: Final = (
         "hazard",
         timeout_sec=HAZARD_TIMEOUT_SEC,
         expect_by_engine=TOOK_THE_CUT,
+        timeout_by_engine=NEVER_ENDS_THE_CUT,
     ),
     Wanted(
         "hazard-drop",
@@ -367,7 +378,14 @@ def _capture_pin(
                 env = {"PATH": "/usr/bin:/bin", "HOME": str(where / "home"), "TURNGATE_STATE": str(where)}
                 script = scripts[one.script]
                 played[key] = play(
-                    pin.engine, mode, script, bin_dir, cwd, env, timeout=one.timeout_sec, options=one.options
+                    pin.engine,
+                    mode,
+                    script,
+                    bin_dir,
+                    cwd,
+                    env,
+                    timeout=one.timeout_for(pin.engine),
+                    options=one.options,
                 )
             outputs = played[key]
             if len(outputs) < one.turn:
