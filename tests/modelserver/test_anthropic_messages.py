@@ -134,6 +134,11 @@ def test_a_resumed_prompt_merged_into_the_last_tool_result_starts_the_next_turn(
         {"role": "assistant", "content": [{"type": "text", "text": "Which style?"}]},
         SYSTEM,  # an in-conversation system message is never a user's turn
         {"role": "user", "content": [REMINDER]},  # nor a message of reminders alone
+        # nor Claude Code 2.1.326's own request to go on after a cut stream
+        {
+            "role": "user",
+            "content": "Your response above was cut off mid-stream. Resume directly from where it stops.",
+        },
     ]
     assert blocks(post(server, "/v1/messages", request(history)).events())[0]["text"] == "Which style?"
     # Claude Code's resume: the new prompt rides in the message holding the last tool result.

@@ -6,10 +6,12 @@
 ``message_stop``. ``POST /v1/messages/count_tokens`` gets a count. Requests without tools are
 Claude Code's side requests (a title, a topic, a quota probe): a short text answers them.
 
-Claude Code 2.1.331's conversation (seen against this server, November 2026) has two habits the
-position reading must know: it sends ``role: "system"`` messages inside ``messages``, and on a
-resumed session it merges the new prompt into the user message that holds the last tool result
-(next to ``<system-reminder>`` text blocks that are no user's words).
+Claude Code 2.1.331's conversation (seen against this server, November 2026) has habits the
+position reading must know: it sends ``role: "system"`` messages inside ``messages``; on a resumed
+session it merges the new prompt into the user message that holds the last tool result (next to
+``<system-reminder>`` text blocks that are no user's words); and after a cut stream it asks the model
+to go on with a user message of its own ("Your response above was cut off mid-stream…", wrapped in
+a reminder by 2.1.331, bare in 2.1.326), which starts no turn.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from turngate.engines.modelserver.conversation import Entry
 from turngate.engines.modelserver.reply import Declared, Reply
 
 SIDE_TEXT: Final = "Scripted turngate run"
-_REMINDER: Final = "<system-reminder>"
+# Texts Claude Code writes into the conversation itself, never a user's words: context reminders, and
+# the prompt it sends after a stream that was cut (2.1.331 wraps it in a reminder, 2.1.326 does not).
+_CLIS_OWN: Final = ("<system-reminder>", "Your response above was cut off mid-stream.")
 _ERROR_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -49,8 +53,8 @@ def entries(body: Mapping[str, Any]) -> list[Entry]:
             found.append("result")
             if _user_words(blocks):
                 found.append("user")  # a resumed prompt merged into the last tool result's message
-        elif not blocks or not all(_reminder(block) for block in blocks):
-            found.append("user")  # a message of <system-reminder> blocks alone is the CLI's, not a turn
+        elif not blocks or not all(_clis_own(block) for block in blocks):
+            found.append("user")  # a message of the CLI's own texts alone is no user's turn
     return found
 
 
@@ -179,9 +183,9 @@ def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _user_words(blocks: list[dict[str, Any]]) -> bool:
-    """Text a user wrote: not the <system-reminder> blocks Claude Code adds beside tool results."""
-    return any(block.get("type") == "text" and not _reminder(block) for block in blocks)
+    """Text a user wrote: not the texts Claude Code adds itself (reminders beside tool results)."""
+    return any(block.get("type") == "text" and not _clis_own(block) for block in blocks)
 
 
-def _reminder(block: Mapping[str, Any]) -> bool:
-    return block.get("type") == "text" and str(block.get("text", "")).lstrip().startswith(_REMINDER)
+def _clis_own(block: Mapping[str, Any]) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).lstrip().startswith(_CLIS_OWN)
