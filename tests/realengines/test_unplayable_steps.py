@@ -57,7 +57,8 @@ def test_run_with_real_engines_skips_the_detach_case_with_the_reason(tmp_path: P
     executable.chmod(0o755)
     report = tmp_path / "run.jsonl"
     done = turngate(
-        *("run", "--engines", "real", "--real", "codex", "--engine", "codex", "-k", DETACH),
+        # No --real: the run's engines pick the pins, and only codex's is installed here.
+        *("run", "--engines", "real", "--engine", "codex", "-k", DETACH),
         *("--report-json", str(report)),
         cwd=tmp_path,
         env={"TURNGATE_ENGINE_CACHE": str(cache), "PATH": os.environ["PATH"]},
