@@ -297,3 +297,23 @@ def test_a_search_that_found_nothing_is_not_made_again_the_tool_is_a_shell_call(
         body = {"input": [prompt, search, found_nothing], "tools": tools}
         (call,) = [e["item"] for e in post(server, "/v1/responses", body).events() if "item" in e]
         assert (call["type"], call["name"]) == ("function_call", "exec_command")
+
+
+def test_qwens_memory_extraction_agent_gets_a_short_text_not_the_next_turn(server: ModelServer) -> None:
+    messages = [
+        {
+            "role": "system",
+            "content": "You are now acting as the managed memory extraction subagent for an AI.",
+        },
+        {"role": "user", "content": "tg-case-final"},
+        {"role": "assistant", "content": '{"greeting": "Hello", "__SKILL_DONE__": true}'},
+        {"role": "user", "content": "Managed memory has TWO directories."},
+    ]
+    tools = [function("save_memory", {"fact": {"type": "string"}})]
+    answered = post(server, "/v1/chat/completions", {"messages": messages, "tools": tools, "stream": True})
+    assert answered.status == 200
+    assert (
+        "".join(e["choices"][0]["delta"].get("content") or "" for e in answered.events()[:-1])
+        == "Nothing to record."
+    )
+    assert (log(server)[-1]["answer"], log(server)[-1]["case"]) == ("side", None)

@@ -21,6 +21,11 @@ from turngate.engines.modelserver.reply import Declared, Reply
 
 TITLE = "Scripted turngate run"
 CREATED = 1_763_812_800
+# Side agents a CLI runs beside the turn, on the same endpoint, replaying the conversation with a system
+# prompt of their own: qwen 0.24.4's memory extraction after each turn (it would read as the next turn).
+# They get a short text that ends them, not a round of the script.
+SIDE_AGENTS = ("You are now acting as the managed memory extraction subagent",)
+SIDE_TEXT = "Nothing to record."
 
 
 def entries(body: Mapping[str, Any]) -> list[Entry]:
@@ -61,6 +66,19 @@ def is_title_request(body: Mapping[str, Any]) -> bool:
 
 def title_answer(body: Mapping[str, Any], ids: Callable[[str], str]) -> Answer:
     return _chunks(body, ids, [{"role": "assistant", "content": TITLE}], "stop", TITLE, "title")
+
+
+def is_side_agent(body: Mapping[str, Any]) -> bool:
+    """A side agent's request (SIDE_AGENTS): its first message is a system prompt naming it."""
+    messages = body.get("messages") or []
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    content = first.get("content")
+    text = content if isinstance(content, str) else ""
+    return first.get("role") == "system" and text.lstrip().startswith(SIDE_AGENTS)
+
+
+def side_agent_answer(body: Mapping[str, Any], ids: Callable[[str], str]) -> Answer:
+    return _chunks(body, ids, [{"role": "assistant", "content": SIDE_TEXT}], "stop", SIDE_TEXT, "side")
 
 
 def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> Answer:

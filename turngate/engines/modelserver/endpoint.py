@@ -158,6 +158,8 @@ class ModelServer:
             return gemini_api.side_answer(body), None
         if module is chat_completions and chat_completions.is_title_request(body):
             return chat_completions.title_answer(body, self._id), None
+        if module is chat_completions and chat_completions.is_side_agent(body):
+            return chat_completions.side_agent_answer(body, self._id), None
         if module is anthropic_messages and anthropic_messages.is_side_request(body):
             return anthropic_messages.side_answer(body, self._id), None
         placed = self._place(body, module)
