@@ -121,8 +121,9 @@ def _drift_pairs() -> list[tuple[str, str]]:
 @nox.session(name="real-drift")
 def real_drift(session: nox.Session) -> None:
     """Drift between two real versions, on their saved captures (no npm, no network): for every engine
-    with captures of two versions, `engines real drift OLD NEW --saved --fail-on-drift` (exit 1 when
-    anything changed). Not part of the default sessions (docs/drift.md)."""
+    with captures of two versions (codex, claude, kilo today), `engines real drift OLD NEW --saved
+    --fail-on-drift` (exit 1 when anything changed: codex 0.146.1 -> 0.169.0 does, its announced 429/500
+    retries). Not part of the default sessions (docs/drift.md)."""
     _install(session, "-e", ".")
     pairs = _drift_pairs()
     if not pairs:
@@ -133,9 +134,11 @@ def real_drift(session: nox.Session) -> None:
 
 @nox.session(name="real-engines")
 def real_engines(session: nox.Session) -> None:
-    """The real CLIs (npm, network for the install; slow): install the pins, fidelity, the catalog on
-    the real codex, the tests in tests_real/, and live drift (--fail-on-drift) for every engine with real
-    captures of two versions. Not part of the default sessions (docs/real-engines.md)."""
+    """The real CLIs (npm and PyPI, network for the install; slow): install every pin (codex, gemini,
+    opencode, claude, qwen, kilo, codebuddy), the tests in tests_real/ (fidelity against the fakes where a
+    fake exists, every fidelity script played offline to its end by the others), fidelity, the catalog on
+    the real codex, and live drift (--fail-on-drift) for every engine with real captures of two versions
+    (codex, claude, kilo today). Not part of the default sessions (docs/real-engines.md)."""
     session.install("-e", ".[test]")
     session.run("turngate", "engines", "real", "install")
     session.run("pytest", "-p", "no:randomly", "tests_real", *session.posargs)

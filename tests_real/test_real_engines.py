@@ -9,9 +9,11 @@ import pytest
 
 from tests_real.conftest import PINS, installed
 from turngate.engines.fake.install import install as install_fakes
+from turngate.engines.fake.invocation import ENGINES as FAKE_ENGINES
 from turngate.engines.modelserver.endpoint import ModelServer
-from turngate.engines.real.lock import Pin, select
+from turngate.engines.real.lock import REAL_ENGINES, Pin, select
 from turngate.engines.real.npm_install import write_launchers
+from turngate.implementations.reference.commands import ENGINES as REFERENCE_ENGINES
 from turngate.tools.realengines.fidelity import (
     FIDELITY_SCRIPTS,
     Script,
@@ -20,12 +22,42 @@ from turngate.tools.realengines.fidelity import (
 )
 
 FIDELITY = [
-    Script(doc["case"], "fidelity", doc, ("codex", "gemini", "opencode"))
+    Script(doc["case"], "fidelity", doc, REAL_ENGINES)
     for doc in (load_script_yaml(path) for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")))
 ]
+# Engines with a fake to compare with; the others (claude, qwen, kilo, codebuddy until their fakes are
+# merged) are played alone below.
+FAKED = [pin for pin in PINS if pin.engine in FAKE_ENGINES]
+UNFAKED = [pin for pin in PINS if pin.engine not in FAKE_ENGINES]
 
 
-@pytest.mark.parametrize("pin", PINS, ids=[pin.name for pin in PINS])
+@pytest.mark.parametrize("pin", UNFAKED, ids=[pin.name for pin in UNFAKED])
+@pytest.mark.parametrize("script", FIDELITY, ids=[s.case for s in FIDELITY])
+def test_an_engine_without_a_fake_plays_every_fidelity_script_offline_to_its_end(
+    pin: Pin, script: Script, tmp_path: Path, cache: Path
+) -> None:
+    installed(pin)
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / f"{script.case}.yaml").write_text(
+        (FIDELITY_SCRIPTS / f"{script.case}.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    log = tmp_path / "requests.jsonl"
+    with ModelServer(scripts, log, tmp_path / "data") as server:
+        write_launchers(tmp_path / "real", [pin], cache, model_url=server.url)
+        cwd = tmp_path / "run"
+        cwd.mkdir()
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TURNGATE_STATE": str(tmp_path)}
+        turns = play(pin.engine, "json", script, tmp_path / "real", cwd, env)
+    assert len(turns) == len(script.document["turns"])
+    assert all(turn.exit_code is not None for turn in turns)  # none had to be killed
+    refused = [
+        line for line in log.read_text(encoding="utf-8").splitlines() if "turngate model server:" in line
+    ]
+    assert not refused, refused[0][:500]  # the server placed every request the CLI made
+
+
+@pytest.mark.parametrize("pin", FAKED, ids=[pin.name for pin in FAKED])
 @pytest.mark.parametrize("script", FIDELITY, ids=[s.case for s in FIDELITY])
 def test_every_difference_from_the_fake_is_a_named_variant(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
@@ -95,7 +127,9 @@ def test_codex_version_lines_match_the_emulation(version: str, tmp_path: Path, c
 
 
 @pytest.mark.parametrize(
-    "pin", [p for p in PINS if p.engine != "codex" or p.version == "0.169.0"], ids=lambda p: p.name
+    "pin",
+    [p for p in PINS if p.engine in REFERENCE_ENGINES and (p.engine != "codex" or p.version == "0.169.0")],
+    ids=lambda p: p.name,
 )
 def test_the_reference_runs_a_resumed_interactive_run_on_the_real_cli(
     pin: Pin, tmp_path: Path, cache: Path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import yaml
 
 from tests.turngate_cli import in_process
 from turngate.engines.fake.install import install
-from turngate.tools.drift.capture import load_capture
+from turngate.tools.drift.capture import CaptureProblem, load_capture
 from turngate.tools.drift.engine_recording import SCRUB_PATTERNS, scrub
 from turngate.tools.drift.gate_replay import replay
 
@@ -67,6 +68,19 @@ def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
     meta = yaml.safe_load((tmp_path / "cap" / "capture.yaml").read_text())
     assert meta["exit_code"] == 0
     assert "recorded by turngate record" in meta["provenance"]
+    # The command line, the engine's version (its own `--version` line) and the duration are kept.
+    assert capture.recorded is not None
+    assert capture.recorded.argv == (
+        engine,
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "--full-auto",
+        "go tg-case-rec",
+    )
+    assert capture.recorded.version == "codex-cli 0.99.0"  # the fake codex's default build
+    assert capture.recorded.duration_sec > 0
+    assert capture.recorded.killed is None
     # The script: the same bytes again, through a fake engine, whatever its argv.
     (tmp_path / "scripts" / "cap.yaml").write_text((tmp_path / "cap" / "script.yaml").read_text())
     again = subprocess.run(
@@ -76,6 +90,78 @@ def test_a_recorded_engine_turn_replays_and_its_script_plays_the_same_bytes(
     )
     assert again.stdout == capture.stdout
     assert again.returncode == 0
+
+
+def test_an_engine_the_recorder_kills_is_recorded_as_killed_and_why(tmp_path: Path) -> None:
+    code = "import sys, time; print('started', flush=True); time.sleep(600)"
+    assert (
+        cli(
+            *("record", "--engine", "codex", "--quiet", "--out", str(tmp_path / "cap"), "--timeout", "0.5"),
+            *("--engine-version", "9.9.9", "--", sys.executable, "-c", code),
+        )
+        == 0
+    )
+    capture = load_capture(tmp_path / "cap")
+    assert capture.signal == 9
+    assert capture.recorded is not None
+    assert (capture.recorded.version, capture.recorded.killed) == (
+        "9.9.9",
+        "by the recorder after its 0.5 s timeout",
+    )
+    _, shown, _ = in_process("replay", str(tmp_path / "cap"))
+    assert "killed by the recorder after its 0.5 s timeout" in shown.splitlines()[1]
+
+
+def test_a_capture_from_before_argv_version_and_duration_were_kept_still_loads_and_says_so() -> None:
+    from turngate.tools.drift.sources import CORPUS_DIR
+
+    capture = load_capture(CORPUS_DIR / "codex" / "real-0.169.0-message")
+    assert capture.recorded is None
+    code, shown, _ = in_process("replay", "corpus:codex/real-0.169.0-message")
+    assert code == 0
+    assert shown.splitlines()[1] == (
+        "recorded: not recorded (argv, version, duration: a capture from before they were kept)"
+    )
+    code, shown, _ = in_process("replay", "corpus:codex/real-0.169.0-message", "--json")
+    assert json.loads(shown)["capture"]["recorded"] is None
+
+
+@pytest.mark.parametrize(
+    ("recorded", "message"),
+    [
+        ("yes", "recorded: 'yes' has the wrong type"),
+        ({"argv": ["codex"], "version": "1"}, "recorded.duration_sec: missing"),
+        ({"argv": [], "version": "1", "duration_sec": 1}, "recorded.argv: []: the command line"),
+        ({"argv": ["codex", 3], "version": "1", "duration_sec": 1}, "recorded.argv: ['codex', 3]"),
+        ({"argv": ["codex"], "version": "1", "duration_sec": -2}, "recorded.duration_sec: -2: seconds"),
+        ({"argv": ["codex"], "version": "1", "duration_sec": True}, "duration_sec: True has the wrong type"),
+        ({"argv": ["codex"], "version": "1", "duration_sec": 1, "pid": 4}, "recorded: pid: unknown field"),
+    ],
+)
+def test_a_bad_recorded_field_is_one_line_naming_it(tmp_path: Path, recorded: object, message: str) -> None:
+    folder = tmp_path / "cap"
+    folder.mkdir()
+    (folder / "stdout").write_bytes(b"")
+    (folder / "capture.yaml").write_text(yaml.safe_dump({"engine": "codex", "recorded": recorded}))
+    with pytest.raises(CaptureProblem) as raised:
+        load_capture(folder)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_real_capture_of_an_engine_without_a_reader_is_kept_but_not_replayed(tmp_path: Path) -> None:
+    from turngate.tools.drift.sources import corpus_captures
+
+    for engine in ("codex", "claude"):
+        folder = tmp_path / engine / "real-1.0.0-message"
+        folder.mkdir(parents=True)
+        (folder / "stdout").write_bytes(b"")
+        (folder / "capture.yaml").write_text(yaml.safe_dump({"engine": engine}))
+    assert [capture.engine for capture in corpus_captures(tmp_path)] == ["codex"]
+    with pytest.raises(
+        CaptureProblem, match="engine: 'claude': recorded only: turngate has no reader for it yet"
+    ):
+        load_capture(tmp_path / "claude" / "real-1.0.0-message")
 
 
 def test_a_killed_engine_is_recorded_with_its_signal(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import yaml
 
 from turngate.engines.fake.compiler import compile_script
 from turngate.engines.modelserver.conversation import Position, case_of, position
-from turngate.engines.modelserver.rounds import playable, rounds_of
+from turngate.engines.modelserver.rounds import playable, retry_limit, rounds_of
 
 
 def compiled(tmp_path: Path, document: dict[str, object]) -> dict[str, object]:
@@ -116,3 +116,72 @@ def test_position_counts_finished_turns_and_tool_rounds(entries: list[str], expe
 def test_the_case_is_the_first_token() -> None:
     assert case_of('{"input": "tg-case-a_b-1 then tg-case-other"}') == "a_b-1"
     assert case_of("no token") is None
+
+
+def test_a_model_error_is_a_fault_of_its_round_carrying_what_was_streamed_before_it(tmp_path: Path) -> None:
+    script = compiled(
+        tmp_path,
+        {
+            "case": "m",
+            "turns": [
+                {
+                    "steps": [
+                        {"say": "first"},
+                        {"model_error": {"cut": True, "retries": 1, "recovers": True}},
+                        {"say": "second"},
+                        {"file_change": {"path": "a.txt", "content": "x"}},
+                        {"think": "t"},
+                        {"model_error": {"status": 429, "retries": 3}},
+                        {"say": "never asked for: the fault ends the turn"},
+                    ]
+                }
+            ],
+        },
+    )
+    first, second = rounds_of(script["turns"][0])  # type: ignore[index]
+    assert first.fault is not None
+    assert (first.fault.status, first.fault.recovers, first.fault.text) == (None, True, (("first",),))
+    assert first.text == (("first",), ("second",))  # the whole answer, once it gets through
+    assert first.change is not None and first.change.path == "a.txt"
+    assert not first.final
+    assert second.fault is not None
+    assert (second.fault.status, second.fault.retries, second.fault.thinking) == (429, 3, ("t",))
+    assert second.text == ()
+    assert retry_limit(script) == 3
+    assert retry_limit(compiled(tmp_path, {"case": "n", "turns": [{"steps": [{"say": "x"}]}]})) == 0
+
+
+def test_model_errors_and_file_changes_are_playable(tmp_path: Path) -> None:
+    turns = [{"steps": [{"file_change": {"path": "a"}}, {"say": "x"}, {"model_error": {"status": 500}}]}]
+    assert playable(compiled(tmp_path, {"case": "ok", "turns": turns})) is None
+
+
+@pytest.mark.parametrize(
+    ("turn", "why"),
+    [
+        ({"steps": [{"detach": 20}, {"say": "x"}]}, "step 'detach' shapes the engine's process"),
+        ({"steps": [{"say": "x"}], "linger": {"seconds": "forever"}}, "linger (the process lives on"),
+        ({"steps": [{"say": "x"}], "linger": {"seconds": 3}}, "linger"),
+        ({"steps": [{"say": "x"}], "repair": []}, "repair answers"),
+        ({"steps": [{"say": "a"}, {"sleep": 2}, {"say": "b"}]}, "step 'sleep' inside an answer"),
+        ({"steps": [{"say": "a"}, {"sleep": 2}]}, "step 'sleep' inside an answer"),
+        (
+            {"steps": [{"tool": {"name": "bash", "status": "running"}}, {"hang": True}]},
+            "step 'tool' that never",
+        ),
+        ({"steps": [{"say": "cut \ud83d"}]}, "lone surrogate"),
+    ],
+)
+def test_steps_a_model_cannot_produce_are_refused_by_name(
+    tmp_path: Path, turn: dict[str, object], why: str
+) -> None:
+    reason = playable(compiled(tmp_path, {"case": "p", "turns": [turn]}))
+    assert reason is not None
+    assert why in reason
+
+
+def test_a_sleep_before_an_answer_is_the_model_answering_slowly(tmp_path: Path) -> None:
+    turn = {"steps": [{"sleep": 1}, {"tool": {"name": "bash"}}, {"sleep": 4}, {"sleep": 0.5}, {"say": "x"}]}
+    script = compiled(tmp_path, {"case": "s", "turns": [turn]})
+    assert playable(script) is None
+    assert [r.delay for r in rounds_of(script["turns"][0])] == [1.0, 4.5]  # type: ignore[index]

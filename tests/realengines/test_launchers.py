@@ -9,28 +9,38 @@ from pathlib import Path
 
 import pytest
 
-from turngate.engines.fake.invocation import ENGINES
 from turngate.engines.real.lock import LockProblem, Pin, read_lock, select
 from turngate.engines.real.npm_install import write_launchers
 
 CLI = """#!/bin/sh
-# stands in for the npm-installed CLI: shows what the launcher gave it
+# stands in for the installed CLI: shows what the launcher gave it
 echo "argv: $*"
-echo "HOME=$HOME"
-echo "CODEX_HOME=$CODEX_HOME"
-echo "GOOGLE_GEMINI_BASE_URL=$GOOGLE_GEMINI_BASE_URL"
-echo "OPENCODE_CONFIG=$OPENCODE_CONFIG"
+env
 exit 3
 """
 
 
-def test_the_repository_lock_pins_four_versions_and_an_engine_named_alone_is_its_first() -> None:
+def test_the_repository_lock_pins_ten_versions_and_an_engine_named_alone_is_its_first() -> None:
     assert [pin.name for pin in read_lock()] == [
         "codex@0.169.0",
         "codex@0.146.1",
         "gemini@0.61.0",
         "opencode@1.18.33",
+        "claude@2.1.331",
+        "claude@2.1.326",
+        "qwen@0.24.4",
+        "kilo@7.7.7",
+        "kilo@7.7.2",
+        "codebuddy@2.118.2",
     ]
+    (codebuddy,) = select(read_lock(), ["codebuddy"])
+    assert (codebuddy.source, codebuddy.requirement) == ("pip", "codebuddy-agent-sdk==0.3.205")
+    assert codebuddy.executable(Path("/c")) == Path(
+        "/c/codebuddy@2.118.2/site/codebuddy_agent_sdk/bin/codebuddy-headless"
+    )
+    (kilo,) = select(read_lock(), ["kilo"])
+    assert (kilo.source, kilo.requirement) == ("npm", "@kilocode/cli@7.7.7")
+    assert "7.8.1" in kilo.note  # why not the latest
     assert [pin.name for pin in select(read_lock(), ["codex", "gemini"])] == [
         "codex@0.169.0",
         "gemini@0.61.0",
@@ -52,6 +62,23 @@ def test_an_unpinned_version_is_one_line_naming_the_pins() -> None:
             '{"engines": {"codex": [{"package": "@openai/codex", "version": ""}]}}',
             r"engines.codex\[0\].version: ''",
         ),
+        (
+            '{"engines": {"codex": [{"package": "p", "version": "1", "bin": "c", "source": "apt"}]}}',
+            r"engines.codex\[0\].source: 'apt': one of npm, pip",
+        ),
+        (
+            '{"engines": {"codebuddy": [{"package": "p", "version": "1", "bin": "b/c", "source": "pip"}]}}',
+            r"engines.codebuddy\[0\].package_version: missing",
+        ),
+        (
+            '{"engines": {"codebuddy": [{"package": "p", "version": "1", "bin": "../c", "source": "pip",'
+            ' "package_version": "2"}]}}',
+            r"engines.codebuddy\[0\].bin: '../c': a command name \(npm\) or a path inside the package",
+        ),
+        (
+            '{"engines": {"claude": [{"package": "p", "version": "1", "bin": "bin/claude"}]}}',
+            r"engines.claude\[0\].bin: 'bin/claude'",
+        ),
     ],
 )
 def test_a_bad_lock_file_names_file_field_and_value(tmp_path: Path, text: str, message: str) -> None:
@@ -72,29 +99,38 @@ def _cache_with(tmp_path: Path, pin: Pin) -> Path:
     return cache
 
 
-@pytest.mark.parametrize("engine", ["codex", "gemini", "opencode"])
-def test_a_launcher_isolates_the_cli_points_it_at_the_model_server_and_logs_the_call(
-    tmp_path: Path, engine: str
-) -> None:
+def _launch(
+    tmp_path: Path, engine: str, *argv: str, env: dict[str, str] | None = None, retries: int | None = None
+) -> tuple[dict[str, str], Path, dict[str, object]]:
+    """The launcher of ``engine`` run over a stand-in CLI: the CLI's environment, HOME, call log line."""
     (pin,) = select(read_lock(), [engine])
     cache = _cache_with(tmp_path, pin)
     call_log = tmp_path / "calls.jsonl"
-    written = write_launchers(
-        tmp_path / "bin", [pin], cache, model_url="http://127.0.0.1:9", call_log=call_log
+    write_launchers(
+        tmp_path / "bin", [pin], cache, model_url="http://127.0.0.1:9", call_log=call_log, retries=retries
     )
-    assert sorted(path.name for path in written) == sorted(ENGINES)  # the rest stay fake
     state = tmp_path / "state"
     done = subprocess.run(
-        [str(tmp_path / "bin" / engine), "resume-words", "tg-case-abc"],
+        [str(tmp_path / "bin" / engine), *argv],
         capture_output=True,
         text=True,
-        env={"PATH": os.environ["PATH"], "TURNGATE_STATE": str(state)},
+        env={"PATH": os.environ["PATH"], "TURNGATE_STATE": str(state), **(env or {})},
         check=False,
     )
-    assert done.returncode == 3
-    shown = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
-    home = state / "real" / f"{engine}-home"
+    assert done.returncode == 3, done.stderr
+    shown = dict(line.split("=", 1) for line in done.stdout.splitlines()[1:] if "=" in line)
+    (line,) = [json.loads(text) for text in call_log.read_text(encoding="utf-8").splitlines()]
+    assert (line["engine"], line["real"], line["exit_code"], line["action"]) == (engine, pin.name, 3, "run")
+    return shown, state / "real" / f"{engine}-home", line
+
+
+@pytest.mark.parametrize("engine", ["codex", "gemini", "opencode", "claude", "qwen", "kilo", "codebuddy"])
+def test_a_launcher_isolates_the_cli_points_it_at_the_model_server_and_logs_the_call(
+    tmp_path: Path, engine: str
+) -> None:
+    shown, home, line = _launch(tmp_path, engine, "resume-words", "tg-case-abc")
     assert shown["HOME"] == str(home)
+    assert line["case"] == "abc"
     match engine:
         case "codex":
             config = (home / ".codex" / "config.toml").read_text(encoding="utf-8")
@@ -104,17 +140,87 @@ def test_a_launcher_isolates_the_cli_points_it_at_the_model_server_and_logs_the_
             assert shown["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9"
             settings = json.loads((home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
             assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+            assert settings["general"]["maxAttempts"] == 3  # two retries
         case "opencode":
             config = json.loads(Path(shown["OPENCODE_CONFIG"]).read_text(encoding="utf-8"))
             assert config["provider"]["turngate"]["options"]["baseURL"] == "http://127.0.0.1:9/v1"
-    (line,) = [json.loads(text) for text in call_log.read_text(encoding="utf-8").splitlines()]
-    assert (line["engine"], line["real"], line["case"], line["exit_code"], line["action"]) == (
-        engine,
-        pin.name,
-        "abc",
-        3,
-        "run",
+        case "claude":
+            assert (shown["ANTHROPIC_BASE_URL"], shown["ANTHROPIC_API_KEY"]) == ("http://127.0.0.1:9", "fake")
+            assert shown["CLAUDE_CONFIG_DIR"] == str(home / ".claude")
+            assert shown["CLAUDE_CODE_MAX_RETRIES"] == "2"
+            assert shown.get("IS_SANDBOX") == ("1" if os.geteuid() == 0 else None)
+            settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+            assert settings["permissions"] == {
+                "defaultMode": "bypassPermissions",
+                "deny": ["AskUserQuestion"],
+            }
+            onboarding = json.loads((home / ".claude" / ".claude.json").read_text(encoding="utf-8"))
+            assert onboarding == {"hasCompletedOnboarding": True}
+        case "qwen":
+            assert shown["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+            settings = json.loads((home / ".qwen" / "settings.json").read_text(encoding="utf-8"))
+            assert settings["security"]["auth"]["selectedType"] == "openai"
+            assert settings["model"]["generationConfig"]["maxRetries"] == 2
+        case "kilo":
+            config = json.loads(Path(shown["KILO_CONFIG"]).read_text(encoding="utf-8"))
+            assert config["model"] == "turngate/scripted"
+            assert config["provider"]["turngate"]["options"]["baseURL"] == "http://127.0.0.1:9/v1"
+            assert (shown["KILO_SESSION_RETRY_LIMIT"], shown["KILO_TELEMETRY_LEVEL"]) == ("2", "off")
+            assert shown["XDG_CONFIG_HOME"].startswith(str(home))
+        case "codebuddy":
+            assert (shown["CODEBUDDY_CONFIG_DIR"], shown["CODEBUDDY_MODEL"]) == (
+                str(home / ".codebuddy"),
+                "turngate-scripted",
+            )
+            models = json.loads((home / ".codebuddy" / "models.json").read_text(encoding="utf-8"))
+            assert models["models"][0]["url"] == "http://127.0.0.1:9/v1/chat/completions"
+
+
+@pytest.mark.parametrize(
+    ("engine", "variable", "value"),
+    [
+        ("codex", None, "stream_max_retries = 4"),
+        ("claude", "CLAUDE_CODE_MAX_RETRIES", "4"),
+        ("kilo", "KILO_SESSION_RETRY_LIMIT", "4"),
+    ],
+)
+def test_the_retry_limit_is_the_one_the_launcher_is_given(
+    tmp_path: Path, engine: str, variable: str | None, value: str
+) -> None:
+    shown, home, _ = _launch(tmp_path, engine, "x", retries=4)
+    if variable is None:
+        assert value in (home / ".codex" / "config.toml").read_text(encoding="utf-8")
+    else:
+        assert shown[variable] == value
+
+
+def test_kilo_keeps_the_orchestrators_config_and_serves_the_model_it_names(tmp_path: Path) -> None:
+    theirs = tmp_path / "run" / ".kilo" / "kilo.jsonc"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text(
+        json.dumps(
+            {
+                "model": "kilo/kilo-auto/free",
+                "permission": {"external_directory": "deny", "question": "deny"},
+                "provider": {"anthropic": {"options": {"timeout": False}}},
+            }
+        ),
+        encoding="utf-8",
     )
+    shown, _, _ = _launch(
+        tmp_path, "kilo", "run", "--model", "kilo/kilo-auto/free", "hi", env={"KILO_CONFIG": str(theirs)}
+    )
+    config = json.loads(Path(shown["KILO_CONFIG"]).read_text(encoding="utf-8"))
+    assert config["permission"] == {"external_directory": "deny", "question": "deny"}  # the orchestrator's
+    assert config["provider"]["anthropic"] == {"options": {"timeout": False}}
+    assert config["provider"]["kilo"]["options"]["baseURL"] == "http://127.0.0.1:9/v1"
+    assert list(config["provider"]["kilo"]["models"]) == ["kilo-auto/free"]
+
+
+def test_codebuddy_serves_the_model_the_command_line_names(tmp_path: Path) -> None:
+    _, home, _ = _launch(tmp_path, "codebuddy", "-p", "--model", "hy3", "hi")
+    models = json.loads((home / ".codebuddy" / "models.json").read_text(encoding="utf-8"))
+    assert models["availableModels"] == ["turngate-scripted", "hy3"]
 
 
 def test_a_launcher_without_a_model_server_says_so_in_one_line(tmp_path: Path) -> None:
@@ -142,3 +248,8 @@ def test_the_launcher_marks_resume_command_lines() -> None:
     assert _resumed("gemini", ["--resume", "S", "--yolo", "hi"])
     assert _resumed("opencode", ["run", "--session=ses_1", "hi"])
     assert not _resumed("opencode", ["run", "--format", "json", "hi"])
+    assert _resumed("claude", ["--resume", "u", "-p", "--output-format", "stream-json", "hi"])
+    assert _resumed("qwen", ["--output-format", "stream-json", "--resume", "u", "-p", "hi"])
+    assert _resumed("kilo", ["run", "--dir", "d", "--session", "ses_1", "hi"])
+    assert _resumed("codebuddy", ["-p", "-r", "u", "hi"])
+    assert not _resumed("codebuddy", ["-p", "--output-format", "stream-json", "resume me"])

@@ -12,6 +12,7 @@ import pytest
 from tests.turngate_cli import in_process as cli
 from turngate.engines.real.lock import Pin
 from turngate.tools.drift.sources import CORPUS_DIR
+from turngate.tools.realengines.captures import WANTED
 from turngate.tools.realengines.saved import saved_drift, versions
 
 OLD, NEW = Pin("codex", "", "0.146.1", ""), Pin("codex", "", "0.169.0", "")
@@ -20,24 +21,36 @@ DRIFT = ("engines", "real", "drift", "codex@0.146.1", "codex@0.169.0")
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    """The codex real captures of both versions, in a corpus of their own to change."""
+    """The codex real captures of the fidelity set of both versions (which do not differ), in a corpus
+    of their own to change."""
     root = tmp_path / "corpus"
+    fidelity = {wanted.name for wanted in WANTED if wanted.kind == "fidelity"}
     for folder in sorted((CORPUS_DIR / "codex").glob("real-*")):
-        shutil.copytree(folder, root / "codex" / folder.name)
+        if folder.name.split("-", 2)[2] in fidelity:
+            shutil.copytree(folder, root / "codex" / folder.name)
     return root
 
 
 def test_the_engines_with_captures_of_two_versions_are_the_ones_nox_drifts() -> None:
     assert versions(CORPUS_DIR) == {
+        "claude": ["2.1.326", "2.1.331"],
+        "codebuddy": ["2.118.2"],
         "codex": ["0.146.1", "0.169.0"],
         "gemini": ["0.61.0"],
+        "kilo": ["7.7.2", "7.7.7"],
         "opencode": ["1.18.33"],
+        "qwen": ["0.24.4"],
     }
 
 
-def test_codex_0_146_1_and_0_169_0_print_the_same_shapes_and_notices() -> None:
-    # The PATH-alias notice names each version's own CODEX_HOME: a known notice, not drift.
-    assert saved_drift(CORPUS_DIR, OLD, NEW) == []
+def test_codex_0_169_0_announces_its_retries_of_a_429_where_0_146_1_retries_silently() -> None:
+    # The PATH-alias notice names each version's own CODEX_HOME, the request_user_input refusal its
+    # time: known notices, not drift. What drifted: a 429 retried twice (request_max_retries 2) is two
+    # `error` events "Reconnecting... n/2 (exceeded retry limit, last status: 429 Too Many Requests)"
+    # on 0.169.0 (corpus/codex/real-0.169.0-hazard-429/stdout), none on 0.146.1; a 500's retries and a
+    # cut stream's were announced by both.
+    found = [(d.script, d.turn, d.text) for d in saved_drift(CORPUS_DIR, OLD, NEW)]
+    assert found == [("real-0.169.0-hazard-429", 1, "stdout: only in 0.169.0: error")] * 2
 
 
 def test_a_renamed_event_and_a_new_stderr_line_are_drift(corpus: Path) -> None:
@@ -74,8 +87,8 @@ def test_fail_on_drift_exits_1_and_names_each_change_on_one_line(corpus: Path) -
     assert "1 shape differences" in out.splitlines()[0]
 
 
-def test_fail_on_drift_exits_0_when_nothing_changed() -> None:
-    code, out, _ = cli(*DRIFT, "--saved", "--fail-on-drift")
+def test_fail_on_drift_exits_0_when_nothing_changed(corpus: Path) -> None:
+    code, out, _ = cli(*DRIFT, "--saved", str(corpus), "--fail-on-drift")
     assert code == 0
     assert out.splitlines()[-1] == "no drift: codex@0.146.1 -> codex@0.169.0"
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from turngate.base.progress import Progress
@@ -386,7 +387,7 @@ def _minimise_disagreements(
 
 
 def record_command(args: argparse.Namespace) -> int:
-    from turngate.tools.drift.engine_recording import run_and_tee, save
+    from turngate.tools.drift.engine_recording import run_and_tee, save, version_of
     from turngate.tools.drift.gate_replay import render, replay
 
     command = list(args.command)
@@ -398,9 +399,12 @@ def record_command(args: argparse.Namespace) -> int:
         recording = run_and_tee(command, tee=not args.quiet, timeout=args.timeout)
     except OSError as error:
         raise _usage(f"record: {command[0]}: {error.strerror}") from None
+    # The version the capture keeps: the one given, else what `ENGINE --version` says (asked after the
+    # turn, so a slow probe never delays the engine's own start).
+    version = args.engine_version or version_of(command[0])
     folder = args.out or Path(f"capture-{args.engine}-{time.strftime('%Y%m%d-%H%M%S')}")
-    capture = save(recording, folder, engine=args.engine, mode=args.mode)
-    print(f"\nrecorded {len(capture.stdout)} + {len(capture.stderr)} bytes into {folder}/", file=sys.stderr)
+    clean = save(replace(recording, version=version), folder, engine=args.engine, mode=args.mode)
+    print(f"\nrecorded {len(clean.stdout)} + {len(clean.stderr)} bytes into {folder}/", file=sys.stderr)
     print(visible(render(replay(load_capture(folder)))), file=sys.stderr)
     return 0
 
@@ -491,6 +495,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--out", type=Path, metavar="DIR", help="the capture folder (default: capture-ENGINE-TIME)"
     )
     record.add_argument("--timeout", type=float, help="kill the engine after this many seconds")
+    record.add_argument(
+        "--engine-version",
+        metavar="V",
+        help="the engine's version, kept in capture.yaml (default: the first line of `COMMAND --version`)",
+    )
     record.add_argument(
         "--quiet", action="store_true", help="do not copy the engine's output to the terminal"
     )

@@ -38,7 +38,9 @@ def _install(args: argparse.Namespace) -> int:
             failures += 1
             continue
         how = f"installed in {done.seconds} s" if done.fresh else "already installed"
-        print(f"{pin.name}  {pin.package}  {done.bytes / 1e6:.0f} MB  {how}  {done.folder}")
+        print(
+            f"{pin.name}  {pin.requirement} ({pin.source})  {done.bytes / 1e6:.0f} MB  {how}  {done.folder}"
+        )
     return 1 if failures else 0
 
 
@@ -68,7 +70,16 @@ def _serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        server = ModelServer(args.scripts, log, data, host=args.host, port=args.port).start()
+        server = ModelServer(
+            args.scripts,
+            log,
+            data,
+            host=args.host,
+            port=args.port,
+            outputs_in_workdir=args.outputs_in_workdir,
+            named_tools=frozenset(args.named_tool or ()),
+            cut_style=args.cut_style,
+        ).start()
     except OSError as error:
         raise UsageProblem(f"engines real serve: {error}") from None
     print(server.url, flush=True)
@@ -82,13 +93,18 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _capture(args: argparse.Namespace) -> int:
-    from turngate.tools.realengines.captures import capture_all
+    from turngate.tools.realengines.captures import capture_all, chosen
 
     pins = _pins(args.engines)
     missing = [pin.name for pin in pins if not pin.executable(args.cache).exists()]
     if missing:
         raise UsageProblem(f"not installed: {' '.join(missing)}: run `turngate engines real install`")
-    for folder in capture_all(pins, args.cache, args.corpus):
+    wanted = chosen(args.k, args.set)
+    if not wanted:
+        raise UsageProblem(
+            f"capture: no wanted capture is named {' or '.join(args.k or ['*'])} in {args.set}"
+        )
+    for folder in capture_all(pins, args.cache, args.corpus, wanted):
         print(folder)
     return 0
 
@@ -113,7 +129,7 @@ def _drift(args: argparse.Namespace) -> int:
         old, new = _saved_pin(args.old), _saved_pin(args.new)
         if old.engine != new.engine:
             raise UsageProblem(f"drift: {old.name} and {new.name}: not the same engine")
-        have = {capture.pin for capture in saved_captures(args.saved, [old.engine])}
+        have = {capture.pin for capture in saved_captures(args.saved, [old.engine], kinds=None)}
         for pin in (old, new):
             if pin.name not in have:
                 there = ", ".join(sorted(have)) or "none"
@@ -155,7 +171,9 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     real = engine_commands.add_parser("real", help="the real CLIs (npm), against turngate's model server")
     commands = real.add_subparsers(dest="real_command", required=True)
 
-    install = commands.add_parser("install", help="npm-install the pinned versions (engines.lock.json)")
+    install = commands.add_parser(
+        "install", help="install the pinned versions (engines.lock.json) with npm, or pip for a wheel"
+    )
     install.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
     install.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
     install.add_argument("--force", action="store_true", help="reinstall what is there")
@@ -176,13 +194,40 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--port", type=int, default=0, help="0: any free port (default)")
     serve.add_argument("--log", type=Path, help="request log (default SCRIPTS/model-requests.jsonl)")
     serve.add_argument("--data", type=Path, help="tool outputs folder")
+    serve.add_argument(
+        "--outputs-in-workdir",
+        action="store_true",
+        help="write tool outputs under the CLI's working directory (as its request names it), for CLIs"
+        " configured to refuse files outside it (kilo's external_directory: deny)",
+    )
+    serve.add_argument(
+        "--cut-style",
+        choices=("ended", "dropped"),
+        default="ended",
+        help="a scripted cut: the body ends without the answer's end event (default), or the connection"
+        " is dropped mid-body",
+    )
+    serve.add_argument(
+        "--named-tool",
+        action="append",
+        metavar="NAME",
+        help="call a scripted tool of this name by its own name, when the CLI declares it (e.g."
+        " request_user_input, an MCP tool); every other scripted tool is a shell call",
+    )
     serve.set_defaults(handler=_serve)
 
     capture = commands.add_parser(
-        "capture", help="record real captures of the fidelity scripts into the corpus"
+        "capture", help="record real captures (fidelity scripts, hazards, explorations) into the corpus"
     )
     capture.add_argument("engines", nargs="*", metavar="ENGINE[@VERSION]", help="default: every pin")
     capture.add_argument("--corpus", type=Path, default=Path("corpus"), help="the corpus folder")
+    capture.add_argument("-k", action="append", metavar="GLOB", help="only captures whose name matches")
+    capture.add_argument(
+        "--set",
+        action="append",
+        choices=("fidelity", "hazard", "exploration"),
+        help="only this set of captures (repeatable; default: all three)",
+    )
     capture.add_argument("--cache", type=Path, default=default_cache(), help="install folder")
     capture.set_defaults(handler=_capture)
 

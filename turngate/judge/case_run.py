@@ -86,7 +86,8 @@ def run_case(
             scripts = shared_scripts or workdir / "scripts"
             # Real engines are set up per case, not per run: their model server reads this case's
             # scripts folder, and their launchers go into this case's bin (over the fakes just installed).
-            with real.for_case(workdir, scripts, call_log) if real else nullcontext():
+            retries = real.retries(case_id(scenario, engine), scenario.engine_script) if real else 0
+            with real.for_case(workdir, scripts, call_log, retries=retries) if real else nullcontext():
                 steps = perform(scenario, connector, setup, workdir, call_log)
         except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
             return stopped("skipped", str(refusal))

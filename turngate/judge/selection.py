@@ -161,7 +161,10 @@ def real_engines(args: argparse.Namespace, target: Target) -> RealEngines | None
         )
     try:
         pins = read_lock()
-        wanted = args.real or sorted({pin.engine for pin in pins})  # an engine alone: its first pin
+        # An engine alone: its first pin. Only the engines this run plays: a pinned engine the catalog
+        # has no scenario for (claude, qwen, kilo, codebuddy) need not be installed to run the others.
+        playing = set(chosen_engines(args))
+        wanted = args.real or sorted({pin.engine for pin in pins if pin.engine in playing})
         real = RealEngines(select(pins, wanted), default_cache())
     except LockProblem as problem:
         raise UsageProblem(f"--real: {problem}") from None

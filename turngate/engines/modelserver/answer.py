@@ -12,7 +12,11 @@ class Answer:
     status: int
     content_type: str
     chunks: tuple[bytes, ...]  # written and flushed one by one (an SSE event each)
-    kind: str  # for the request log: "round", "error", "router", "title", "refused"
+    kind: str  # for the request log: "round", "error", "fault", "cut", "router", "title", "side"...
+    headers: tuple[tuple[str, str], ...] = ()  # e.g. retry-after on a scripted 429
+    # A stream cut short (a model_error cut): the chunks hold no end-of-answer event, and the body ends
+    # there or the connection is dropped (the server's cut_style); a JSON document is cut in half.
+    cut: bool = False
 
 
 def json_answer(status: int, document: Any, kind: str) -> Answer:

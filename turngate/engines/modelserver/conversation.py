@@ -13,11 +13,19 @@ next user message replays it: failed turns end runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 CASE_TOKEN: Final = re.compile(r"tg-case-([A-Za-z0-9_-]+)")
+# How each CLI names its working directory to the model (its system prompt or context message), as
+# logged from the real CLIs against this server (November 2026).
+WORKDIR_PATTERNS: Final = (
+    re.compile(r"<cwd>([^<\n]+)</cwd>"),  # codex: <environment_context>
+    re.compile(r"[Ww]orking directory: (/[^\n]*)"),  # opencode, kilo, codebuddy; claude "Primary w..."
+    re.compile(r"Workspace Directories:\*\*\n  - (/[^\n]*)"),  # gemini
+    re.compile(r"I'm currently working in the directory: (/[^\n]*)"),  # qwen: its context message
+)
 
 # One history entry, as the protocols reduce it: the model's (with or without a tool call), a tool's
 # result, or a user's (or system/developer) message.
@@ -53,3 +61,24 @@ def case_of(body_text: str) -> str | None:
     """The case the conversation plays: the first ``tg-case-<id>`` token in it."""
     found = CASE_TOKEN.search(body_text)
     return found.group(1) if found else None
+
+
+def working_directory(body: Any) -> str | None:
+    """The CLI's working directory as its request names it (WORKDIR_PATTERNS), or None."""
+    for text in _strings(body):
+        for pattern in WORKDIR_PATTERNS:
+            found = pattern.search(text)
+            if found:
+                return found.group(1).rstrip()
+    return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)

@@ -10,34 +10,46 @@ the case, turn and round it was placed at, the status and kind of the
 answer, and the request body as the CLI sent it, so what a CLI told the
 model (the prompt with the patched SKILL.md, a resumed history) is on file.
 
-Nothing here answers with a 5xx: gemini and opencode retry those for
-minutes. A request the server cannot place (bad JSON, no case token, no
-script, a turn past the script's end) is a 4xx whose message says why, which
-the CLI prints.
+Nothing here answers with a 5xx unless a script's ``model_error`` step asks
+for one (gemini and opencode retry those for minutes; the launchers bound the
+retries where the CLI lets them: turngate/engines/real/retries.py). A
+request the server cannot place (bad JSON, no case token, no script, a turn
+past the script's end, a tool the CLI did not declare) is a 4xx whose
+message says why, which the CLI prints.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
+import socket
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from turngate.engines.fake import script as scripts
 from turngate.engines.fake.problems import ScriptProblem
-from turngate.engines.modelserver import chat_completions, gemini_api, openai_responses
+from turngate.engines.modelserver import anthropic_messages, chat_completions, gemini_api, openai_responses
 from turngate.engines.modelserver.answer import Answer, json_answer
-from turngate.engines.modelserver.conversation import Position, case_of, position
-from turngate.engines.modelserver.rounds import Round, ToolCall, rounds_of
-from turngate.engines.modelserver.toolargs import NoShellTool
+from turngate.engines.modelserver.calls import STRUCTURED_OUTPUT, structured_payload, write_call
+from turngate.engines.modelserver.conversation import Position, case_of, position, working_directory
+from turngate.engines.modelserver.reply import Call, Declared, Reply
+from turngate.engines.modelserver.rounds import Fault, Round, ToolCall, rounds_of
+from turngate.engines.modelserver.toolargs import MissingTool, pick_shell_tool, shell_arguments
 
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+CUT_STYLES: Final = ("ended", "dropped")
+CutStyle = Literal["ended", "dropped"]
+FOLLOW_UP: Final = "Done."  # the model's answer after its StructuredOutput call
+WORKDIR_OUTPUTS: Final = ".turngate-tool-outputs"  # under the CLI's working directory (outputs_in_workdir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +59,7 @@ class Placed:
     case: str
     where: Position
     step: Round
+    follow_up: bool = False  # the answer after a StructuredOutput call, past the turn's rounds
 
 
 class Unplaceable(ValueError):
@@ -62,20 +75,35 @@ class ModelServer:
     data: Path  # tool outputs the CLIs `cat` are written here
     host: str = "127.0.0.1"
     port: int = 0
+    # Write tool outputs under the CLI's working directory (as its request names it) instead of
+    # `data`, for CLIs configured to refuse files outside it (Skill-Runner's kilo config).
+    outputs_in_workdir: bool = False
+    # Scripted tools of these names are called by their own name, with the script's input, when the
+    # CLI declares them (exploration: codex's request_user_input, an MCP tool); others are shell calls.
+    named_tools: frozenset[str] = frozenset()
+    # How a model_error cut ends the answer: "ended", the response body ends without the protocol's
+    # end-of-answer event (what the fake engines' cut was observed against); "dropped", the connection
+    # is closed in the middle of the body (a network drop).
+    cut_style: CutStyle = "ended"
     _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _counter: int = field(default=0, init=False, repr=False)
     _sequence: int = field(default=0, init=False, repr=False)
+    _failed: dict[tuple[str, int, int], int] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def url(self) -> str:
         assert self._server is not None, "start() first"
         return f"http://{self.host}:{self._server.server_address[1]}"
 
+    def __post_init__(self) -> None:
+        if self.cut_style not in CUT_STYLES:
+            raise ValueError(f"cut_style: {self.cut_style!r}: one of {', '.join(CUT_STYLES)}")
+
     def start(self) -> ModelServer:
         self.data.mkdir(parents=True, exist_ok=True)
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
+        server = _QuietServer((self.host, self.port), _handler_for(self))
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, name="turngate-modelserver", daemon=True).start()
@@ -108,7 +136,7 @@ class ModelServer:
                 )
             else:
                 body = _json_body(raw)
-                answer, placed = self._answer(protocol, module, body, route)
+                answer, placed = self._answer(protocol, module, body)
         except Unplaceable as problem:
             answer = (module or openai_responses).error(400, f"turngate model server: {problem}")
         self._write_log(
@@ -122,18 +150,32 @@ class ModelServer:
         return answer
 
     def _answer(
-        self, protocol: str, module: ModuleType, body: Mapping[str, Any], route: str
+        self, protocol: str, module: ModuleType, body: Mapping[str, Any]
     ) -> tuple[Answer, Placed | None]:
+        if protocol == "anthropic_count":
+            return anthropic_messages.count_tokens(body), None
         if module is gemini_api and gemini_api.is_side_request(body):
             return gemini_api.side_answer(body), None
         if module is chat_completions and chat_completions.is_title_request(body):
             return chat_completions.title_answer(body, self._id), None
+        if module is chat_completions and chat_completions.is_side_agent(body):
+            return chat_completions.side_agent_answer(body, self._id), None
+        if module is anthropic_messages and anthropic_messages.is_side_request(body):
+            return anthropic_messages.side_answer(body, self._id), None
         placed = self._place(body, module)
+        step = placed.step
+        if step.delay:
+            time.sleep(step.delay)  # the model answering slowly (a sleep step before the answer)
+        if step.fault is not None and self._fails(placed):
+            return self._fault(module, body, step.fault), placed
+        if step.error is not None:
+            return module.error(400, step.error), placed
         try:
-            answer: Answer = module.answer(body, placed.step, self._id, self._command_writer(placed))
-        except NoShellTool as problem:
+            reply, kind = self._reply(module, body, placed)
+        except MissingTool as problem:
             raise Unplaceable(str(problem)) from None
-        return answer, placed
+        answer: Answer = module.render(body, reply, self._id)
+        return replace(answer, kind=kind), placed
 
     def _place(self, body: Mapping[str, Any], module: ModuleType) -> Placed:
         case = case_of(json.dumps(body, ensure_ascii=False))
@@ -149,22 +191,101 @@ class ModelServer:
             raise Unplaceable(f"case {case}: turn {where.turn + 1}: the script has {len(turns)} turns")
         rounds = rounds_of(turns[where.turn])
         if where.round >= len(rounds):
+            if module.last_call(body) == STRUCTURED_OUTPUT:
+                # The CLI asks again after the model's StructuredOutput call (codebuddy does): a short
+                # closing line. Never an empty one: codebuddy 2.118.2 re-asks an empty answer until
+                # its 500-turn limit.
+                return Placed(case, where, Round(text=((FOLLOW_UP,),)), follow_up=True)
             raise Unplaceable(
                 f"case {case}: turn {where.turn + 1}: round {where.round + 1}:"
                 f" the turn has {len(rounds)} rounds"
             )
         return Placed(case, where, rounds[where.round])
 
-    def _command_writer(self, placed: Placed) -> Callable[[ToolCall], str]:
-        def command_for(call: ToolCall) -> str:
-            folder = self.data / "tool-outputs" / placed.case
-            folder.mkdir(parents=True, exist_ok=True)
-            output = folder / f"t{placed.where.turn + 1}-r{placed.where.round + 1}.out"
-            output.write_text(call.output, encoding="utf-8")
-            command = f"cat {shlex.quote(str(output.resolve()))}"
-            return command if call.exit_code == 0 else f"{command}; exit {call.exit_code}"
+    def _fails(self, placed: Placed) -> bool:
+        """Whether this attempt at a faulty round fails: every attempt, or (``recovers``) the first
+        ``retries`` ones. The count is kept per case, turn and round, and starts again once an
+        attempt got through, so the next CLI playing the same script (drift: the other version)
+        meets the same faults."""
+        fault = placed.step.fault
+        assert fault is not None
+        if not fault.recovers:
+            return True
+        key = (placed.case, placed.where.turn, placed.where.round)
+        with self._lock:
+            failed = self._failed.get(key, 0)
+            if failed < fault.retries:
+                self._failed[key] = failed + 1
+                return True
+            self._failed.pop(key, None)
+            return False
 
-        return command_for
+    def _fault(self, module: ModuleType, body: Mapping[str, Any], fault: Fault) -> Answer:
+        if fault.status is None:  # a cut: what the model had streamed, then the connection goes
+            answer: Answer = module.render(body, Reply(fault.thinking, fault.text, cut=True), self._id)
+            return answer
+        message = fault.message or HTTPStatus(fault.status).phrase
+        refused: Answer = module.error(fault.status, message)
+        # One second: kilo honours retry-after, and a short wait keeps a hazard turn short.
+        headers = (("retry-after", "1"),) if fault.status == 429 else ()
+        return replace(refused, kind="fault", headers=headers)
+
+    def _reply(self, module: ModuleType, body: Mapping[str, Any], placed: Placed) -> tuple[Reply, str]:
+        step = placed.step
+        if placed.follow_up:
+            return Reply(text=step.text), "after_structured_output"
+        declared: list[Declared] = module.declared_tools(body)
+        if step.tool is not None:
+            call = self._tool_call(module, step.tool, declared, placed, body)
+            return Reply(step.thinking, step.text, call), "round"
+        if step.change is not None:
+            call = write_call(step.change, declared, working_directory(body))
+            return Reply(step.thinking, step.text, call), "round"
+        payload = structured_payload(step, declared)
+        if payload is not None:
+            return Reply(step.thinking, (), Call(STRUCTURED_OUTPUT, payload)), "structured_output"
+        return Reply(step.thinking, step.text), "round"
+
+    def _tool_call(
+        self,
+        module: ModuleType,
+        tool: ToolCall,
+        declared: list[Declared],
+        placed: Placed,
+        body: Mapping[str, Any],
+    ) -> Call:
+        if tool.name in self.named_tools:
+            known = next((d for d in declared if d.name == tool.name and not d.search), None)
+            if known is not None:
+                return Call(tool.name, dict(tool.input), namespace=known.namespace)
+            deferred = any(d.search for d in declared) and not (
+                module is openai_responses and openai_responses.searched(body)
+            )
+            if deferred:  # behind the CLI's tool search (codex's MCP tools): search for it first, once
+                return Call("tool_search", {"query": tool.name, "limit": 8}, search=True)
+        shell = pick_shell_tool(declared)
+        return Call(shell.name, shell_arguments(shell.schema, self._command_for(tool, placed, body)))
+
+    def _command_for(self, tool: ToolCall, placed: Placed, body: Mapping[str, Any]) -> str:
+        """``cat`` of a file holding the scripted output (``; exit N`` for a failed tool): the output is
+        the CLI's real echo, and the marker it may hold never appears in the command itself."""
+        name = f"t{placed.where.turn + 1}-r{placed.where.round + 1}.out"
+        if self.outputs_in_workdir:
+            # Inside the CLI's working directory, named relative to it: kilo denies reading outside
+            # it (external_directory), and claude blocks `cat` of a file outside its cwd.
+            workdir = working_directory(body)
+            if workdir is None:
+                raise Unplaceable("tool outputs go into the working directory, and the request names none")
+            relative = f"{WORKDIR_OUTPUTS}/{placed.case}/{name}"
+            output = Path(workdir) / relative
+            shown = relative
+        else:
+            output = self.data / "tool-outputs" / placed.case / name
+            shown = str(output.resolve())
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(tool.output, encoding="utf-8")
+        command = f"cat {shlex.quote(shown)}"
+        return command if tool.exit_code == 0 else f"{command}; exit {tool.exit_code}"
 
     def _id(self, prefix: str) -> str:
         with self._lock:
@@ -182,6 +303,7 @@ class ModelServer:
             "case": placed.case if placed else None,
             "turn": placed.where.turn + 1 if placed else None,
             "round": placed.where.round + 1 if placed else None,
+            "waited": placed.step.delay if placed and placed.step.delay else None,  # a sleep step's pause
             "status": answer.status,
             "answer": answer.kind,
             "error": _error_message(answer),
@@ -194,7 +316,23 @@ class ModelServer:
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A CLI that hangs up (a keep-alive connection it resets, a stream it stops reading after a cut,
+    a process killed mid-request) is ordinary here: no traceback on the runner's stderr. Anything else
+    a request breaks is one line there, naming the client and the error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            return
+        sys.stderr.write(f"turngate model server: request from {client_address[0]}: {error!r}\n")
+
+
 def _protocol_of(route: str) -> tuple[str, ModuleType | None]:
+    if route.endswith("/messages/count_tokens"):
+        return "anthropic_count", anthropic_messages
+    if route.endswith("/messages"):
+        return "anthropic", anthropic_messages
     if route.endswith("/responses"):
         return "responses", openai_responses
     if route.endswith("/chat/completions"):
@@ -223,6 +361,36 @@ def _error_message(answer: Answer) -> str | None:
         return None
 
 
+def _write(handler: BaseHTTPRequestHandler, answer: Answer, cut_style: CutStyle = "ended") -> None:
+    dropped = answer.cut and cut_style == "dropped"
+    handler.send_response(answer.status)
+    handler.send_header("Content-Type", answer.content_type)
+    for name, value in answer.headers:
+        handler.send_header(name, value)
+    if answer.content_type == "text/event-stream":
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        for piece in answer.chunks:
+            handler.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            handler.wfile.flush()
+        if not dropped:
+            handler.wfile.write(b"0\r\n\r\n")  # an ended cut: the body ends, no end-of-answer event in it
+    else:
+        data = b"".join(answer.chunks)
+        sent = data[: len(data) // 2] if answer.cut else data  # a cut document: its first half
+        handler.send_header("Content-Length", str(len(data) if dropped else len(sent)))
+        handler.end_headers()
+        handler.wfile.write(sent)
+    handler.wfile.flush()
+    if dropped:
+        # The body never ends: the connection is closed under the client, as a network drop does (the
+        # CLI sees "terminated", "ECONNRESET", "error decoding response body").
+        handler.close_connection = True
+        with contextlib.suppress(OSError):  # the client may have gone already
+            handler.connection.shutdown(socket.SHUT_RDWR)
+
+
 def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -245,22 +413,7 @@ def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 raw = self.rfile.read(length) if length else b""
                 answer = server.handle(self.command, self.path, raw)
-            self.send_response(answer.status)
-            self.send_header("Content-Type", answer.content_type)
-            if answer.content_type == "text/event-stream":
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for piece in answer.chunks:
-                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-            else:
-                data = b"".join(answer.chunks)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            self.wfile.flush()
+            _write(self, answer, server.cut_style)
 
         do_POST = do_GET = _serve
 

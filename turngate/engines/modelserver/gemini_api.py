@@ -17,8 +17,8 @@ from typing import Any
 
 from turngate.engines.modelserver.answer import Answer, json_answer, sse, tokens
 from turngate.engines.modelserver.conversation import Entry
-from turngate.engines.modelserver.rounds import Round, ToolCall
-from turngate.engines.modelserver.toolargs import fit_schema, pick_shell_tool, shell_arguments
+from turngate.engines.modelserver.reply import Declared, Reply
+from turngate.engines.modelserver.toolargs import fit_schema
 
 SIDE_ANSWERS = {"next_speaker": "user", "complexity_score": 1, "model_choice": "flash"}
 
@@ -61,37 +61,63 @@ def side_answer(body: Mapping[str, Any]) -> Answer:
     return json_answer(200, document, "router")
 
 
-def answer(
-    body: Mapping[str, Any], step: Round, ids: Callable[[str], str], command_for: Callable[[ToolCall], str]
-) -> Answer:
-    if step.error is not None:
-        return error(400, step.error)
-    parts: list[dict[str, Any]] = [{"text": thought, "thought": True} for thought in step.thinking]
-    for index, chunks in enumerate(step.text):
+def last_call(body: Mapping[str, Any]) -> str | None:
+    for content in reversed(body.get("contents") or ()):
+        if isinstance(content, dict) and content.get("role") == "model":
+            calls = [
+                (part.get("functionCall") or {}).get("name")
+                for part in content.get("parts") or ()
+                if isinstance(part, dict) and "functionCall" in part
+            ]
+            return str(calls[-1]) if calls else None
+    return None
+
+
+def declared_tools(body: Mapping[str, Any]) -> list[Declared]:
+    declared = []
+    for tool in body.get("tools") or ():
+        for function in (tool or {}).get("functionDeclarations") or ():
+            schema = function.get("parametersJsonSchema") or function.get("parameters") or {}
+            declared.append(Declared(str(function.get("name", "")), schema))
+    return declared
+
+
+def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> Answer:
+    parts: list[dict[str, Any]] = [{"text": thought, "thought": True} for thought in reply.thinking]
+    for index, chunks in enumerate(reply.text):
         pieces = list(chunks)
         if index > 0:
             pieces[0] = "\n\n" + pieces[0]  # say steps of one answer are paragraphs of one reply
         parts.extend({"text": piece} for piece in pieces if piece)
-    if step.tool is not None:
-        name, schema = pick_shell_tool(_declared_tools(body))
-        parts.append(
-            {"functionCall": {"name": name, "args": shell_arguments(schema, command_for(step.tool))}}
-        )
+    if reply.call is not None:
+        parts.append({"functionCall": {"name": reply.call.name, "args": dict(reply.call.arguments)}})
     written = "".join(json.dumps(part) for part in parts)
     events = []
     for index, part in enumerate(parts or [{"text": ""}]):
         chunk: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]}
-        if index == max(len(parts), 1) - 1:
+        # A cut stream never says it finished: no chunk carries a finishReason.
+        if index == max(len(parts), 1) - 1 and not reply.cut:
             chunk["candidates"][0]["finishReason"] = "STOP"
             chunk["usageMetadata"] = _usage(body, written)
         chunk["modelVersion"] = "gemini-2.5-pro"
         chunk["responseId"] = ids("gresp")
         events.append(sse(chunk))
+    if reply.cut:
+        return Answer(200, "text/event-stream", tuple(events), "cut", cut=True)
     return Answer(200, "text/event-stream", tuple(events), "round")
 
 
 def error(status: int, message: str) -> Answer:
-    names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND"}
+    names = {
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        403: "PERMISSION_DENIED",
+        404: "NOT_FOUND",
+        429: "RESOURCE_EXHAUSTED",
+        500: "INTERNAL",
+        503: "UNAVAILABLE",
+        504: "DEADLINE_EXCEEDED",
+    }
     document = {
         "error": {"code": status, "message": message, "status": names.get(status, "FAILED_PRECONDITION")}
     }
@@ -102,12 +128,3 @@ def _usage(body: Mapping[str, Any], written: str) -> dict[str, int]:
     read = tokens(json.dumps(body.get("contents") or []))
     out = tokens(written)
     return {"promptTokenCount": read, "candidatesTokenCount": out, "totalTokenCount": read + out}
-
-
-def _declared_tools(body: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    declared = []
-    for tool in body.get("tools") or ():
-        for function in (tool or {}).get("functionDeclarations") or ():
-            schema = function.get("parametersJsonSchema") or function.get("parameters") or {}
-            declared.append((function.get("name", ""), schema))
-    return declared

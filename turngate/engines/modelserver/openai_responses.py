@@ -2,8 +2,17 @@
 
 ``POST /v1/responses`` with ``input`` (the conversation items) and ``tools``;
 the answer is ``response.created``, one ``response.output_item.done`` per
-output item (reasoning, message, function_call), then ``response.completed``
-with usage. Errors are ``{"error": {...}}`` with a 4xx status.
+output item (reasoning, message, function_call or custom_tool_call), then
+``response.completed`` with usage. Errors are ``{"error": {...}}`` with a 4xx
+status. A freeform ("custom") tool such as codex's ``apply_patch`` is called
+with a ``custom_tool_call`` item whose ``input`` is the text.
+
+codex 0.169.0 declares its MCP tools to the model only through a ``tool_search``
+tool (type ``tool_search``, executed by the client): the model calls it with a
+``tool_search_call`` item, codex answers with a ``tool_search_output`` item
+whose ``tools`` are namespaces (``mcp__SERVER``) of functions, and the model
+then calls a function with its ``namespace``. The search is bookkeeping, not a
+round of the script: its two items do not count in the position.
 """
 
 from __future__ import annotations
@@ -14,11 +23,12 @@ from typing import Any
 
 from turngate.engines.modelserver.answer import Answer, json_answer, sse, tokens
 from turngate.engines.modelserver.conversation import Entry
-from turngate.engines.modelserver.rounds import Round, ToolCall
-from turngate.engines.modelserver.toolargs import pick_shell_tool, shell_arguments
+from turngate.engines.modelserver.reply import Declared, Reply
 
 _MODEL_SIDE = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call"})
+_SEARCH = frozenset({"tool_search_call", "tool_search_output"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_ERROR_TYPES = {429: "rate_limit_exceeded"}
 
 
 def entries(body: Mapping[str, Any]) -> list[Entry]:
@@ -27,6 +37,8 @@ def entries(body: Mapping[str, Any]) -> list[Entry]:
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
+        if kind in _SEARCH:
+            continue  # a tool search made on the way to a scripted tool: no round of its own
         if kind in _CALLS:
             found.append("answer_with_call")
         elif kind in _MODEL_SIDE or (kind == "message" and item.get("role") == "assistant"):
@@ -38,14 +50,61 @@ def entries(body: Mapping[str, Any]) -> list[Entry]:
     return found
 
 
-def answer(
-    body: Mapping[str, Any], step: Round, ids: Callable[[str], str], command_for: Callable[[ToolCall], str]
-) -> Answer:
-    if step.error is not None:
-        return error(400, step.error)
+def last_call(body: Mapping[str, Any]) -> str | None:
+    for item in reversed(body.get("input") or ()):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") in _CALLS:
+            return str(item.get("name"))
+        if item.get("type") == "message" and item.get("role") == "assistant":
+            return None
+    return None
+
+
+def searched(body: Mapping[str, Any]) -> bool:
+    """Whether the model already searched for tools in this turn (a tool_search_output after the
+    last user message): a tool still missing then is not there to find."""
+    for item in reversed(body.get("input") or ()):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "tool_search_output":
+            return True
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            return False
+    return False
+
+
+def declared_tools(body: Mapping[str, Any]) -> list[Declared]:
+    declared = []
+    for tool in body.get("tools") or ():
+        if isinstance(tool, dict) and tool.get("type") == "tool_search":
+            declared.append(Declared("tool_search", tool.get("parameters") or {}, search=True))
+        elif isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            freeform = tool.get("type") == "custom"
+            declared.append(Declared(tool["name"], tool.get("parameters") or {}, freeform))
+    return declared + _searched_tools(body)
+
+
+def _searched_tools(body: Mapping[str, Any]) -> list[Declared]:
+    """The tools a tool search loaded earlier in the conversation, each in its namespace."""
+    found = []
+    for item in body.get("input") or ():
+        if not isinstance(item, dict) or item.get("type") != "tool_search_output":
+            continue
+        for space in item.get("tools") or ():
+            if not isinstance(space, dict):
+                continue
+            namespace = space.get("name") if isinstance(space.get("name"), str) else None
+            for tool in space.get("tools") or ():
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    found.append(Declared(tool["name"], tool.get("parameters") or {}, namespace=namespace))
+    return found
+
+
+def render(body: Mapping[str, Any], reply: Reply, ids: Callable[[str], str]) -> Answer:
     response_id = ids("resp")
     items: list[dict[str, Any]] = []
-    for thought in step.thinking:
+    for thought in reply.thinking:
         items.append(
             {
                 "type": "reasoning",
@@ -55,7 +114,7 @@ def answer(
                 "encrypted_content": None,
             }
         )
-    for chunks in step.text:
+    for chunks in reply.text:
         items.append(
             {
                 "type": "message",
@@ -65,24 +124,48 @@ def answer(
                 "content": [{"type": "output_text", "text": "".join(chunks), "annotations": []}],
             }
         )
-    if step.tool is not None:
-        name, schema = pick_shell_tool(_declared_tools(body))
+    if reply.call is not None and reply.call.search:
         items.append(
             {
-                "type": "function_call",
-                "id": ids("fc"),
-                "status": "completed",
-                "name": name,
-                "arguments": json.dumps(shell_arguments(schema, command_for(step.tool))),
+                "type": "tool_search_call",
+                "id": ids("ts"),
                 "call_id": ids("call"),
+                "execution": "client",
+                "arguments": dict(reply.call.arguments),
+                "status": "completed",
             }
         )
+    elif reply.call is not None and reply.call.freeform is not None:
+        items.append(
+            {
+                "type": "custom_tool_call",
+                "id": ids("ctc"),
+                "status": "completed",
+                "call_id": ids("call"),
+                "name": reply.call.name,
+                "input": reply.call.freeform,
+            }
+        )
+    elif reply.call is not None:
+        call: dict[str, Any] = {
+            "type": "function_call",
+            "id": ids("fc"),
+            "status": "completed",
+            "name": reply.call.name,
+            "arguments": json.dumps(dict(reply.call.arguments)),
+            "call_id": ids("call"),
+        }
+        if reply.call.namespace is not None:
+            call["namespace"] = reply.call.namespace
+        items.append(call)
     written = sum(tokens(json.dumps(item)) for item in items)
     read = tokens(json.dumps(body.get("input") or []))
     events = [sse({"type": "response.created", "response": {"id": response_id}}, "response.created")]
     for index, item in enumerate(items):
         event = {"type": "response.output_item.done", "output_index": index, "item": item}
         events.append(sse(event, "response.output_item.done"))
+    if reply.cut:  # the items so far, then the connection goes: no response.completed
+        return Answer(200, "text/event-stream", tuple(events), "cut", cut=True)
     completed = {
         "type": "response.completed",
         "response": {
@@ -101,13 +184,6 @@ def answer(
 
 
 def error(status: int, message: str) -> Answer:
-    document = {"error": {"message": message, "type": "invalid_request_error", "code": "turngate_scripted"}}
+    kind = _ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+    document = {"error": {"message": message, "type": kind, "code": "turngate_scripted"}}
     return json_answer(status, document, "error")
-
-
-def _declared_tools(body: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    declared = []
-    for tool in body.get("tools") or ():
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-            declared.append((tool["name"], tool.get("parameters") or {}))
-    return declared

@@ -1,7 +1,8 @@
 """The arguments of a shell tool call, fitted to the tool's own parameter schema as the CLI declared it.
 
 Each CLI declares its shell tool in the request (codex ``exec_command`` or
-``shell``, gemini ``run_shell_command``, opencode ``bash``), with a JSON Schema
+``shell``, gemini and qwen ``run_shell_command``, opencode and kilo ``bash``,
+claude and codebuddy ``Bash``), with a JSON Schema
 for its arguments. Reading that schema, rather than hard-coding one build's
 argument names, keeps the server working when a CLI renames a field: the
 command goes into the field that holds it, other required fields get a value
@@ -13,22 +14,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-# Shell tools by preference: the first one the request declares is used.
-SHELL_TOOLS: Final = ("exec_command", "shell_command", "shell", "run_shell_command", "bash")
+from turngate.engines.modelserver.reply import Declared
+
+# Shell tools by preference: the first one the request declares is used. Names are case-sensitive,
+# as the CLIs match them: claude and codebuddy call theirs `Bash`.
+SHELL_TOOLS: Final = ("exec_command", "shell_command", "shell", "run_shell_command", "bash", "Bash")
 _COMMAND_FIELDS: Final = ("command", "cmd")
 DESCRIPTION: Final = "turngate scripted tool call"
 
 
-class NoShellTool(ValueError):
+class MissingTool(ValueError):
+    """The request declared none of the tools this server would call for a step; says which."""
+
+
+class NoShellTool(MissingTool):
     """The request declared none of the shell tools this server knows."""
 
 
-def pick_shell_tool(declared: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[str, Mapping[str, Any]]:
-    """(name, parameter schema) of the preferred shell tool among the declared ones."""
-    tools = dict(declared)
+def pick_shell_tool(declared: Iterable[Declared]) -> Declared:
+    """The preferred shell tool among the declared ones."""
+    tools = {tool.name: tool for tool in declared if not tool.freeform}
     for name in SHELL_TOOLS:
         if name in tools:
-            return name, tools[name]
+            return tools[name]
     raise NoShellTool(f"tools: {sorted(tools)}: none of {', '.join(SHELL_TOOLS)}")
 
 

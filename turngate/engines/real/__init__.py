@@ -1,1 +1,2 @@
-"""The real engine CLIs (codex, gemini, opencode), installed from npm, pointed at the model server."""
+"""The real engine CLIs (codex, gemini, opencode, claude, qwen, kilo, codebuddy), installed from npm or
+PyPI, pointed at the model server."""

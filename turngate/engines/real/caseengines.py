@@ -18,7 +18,7 @@ from typing import Any
 from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.problems import ScriptProblem
 from turngate.engines.modelserver.endpoint import ModelServer
-from turngate.engines.modelserver.rounds import playable
+from turngate.engines.modelserver.rounds import playable, retry_limit
 from turngate.engines.real.lock import Pin
 from turngate.engines.real.npm_install import write_launchers
 
@@ -48,8 +48,18 @@ class RealEngines:
             return problem.message
         return playable(normalise(document, case))
 
+    def retries(self, case: str, script: Mapping[str, Any]) -> int:
+        """The retry limit the CLIs get for this scenario script: its model_error steps' `retries`,
+        so a real CLI asks again as often as the script says (0 when it has none)."""
+        try:
+            return retry_limit(normalise({"case": case, **script}, case))
+        except ScriptProblem:
+            return 0  # unplayable() has refused it with the reason already
+
     @contextmanager
-    def for_case(self, workdir: Path, scripts: Path, call_log: Path) -> Iterator[ModelServer]:
+    def for_case(
+        self, workdir: Path, scripts: Path, call_log: Path, *, retries: int = 0
+    ) -> Iterator[ModelServer]:
         with ModelServer(scripts, workdir / "model-requests.jsonl", workdir / "model-data") as server:
             write_launchers(
                 workdir / "bin",
@@ -58,5 +68,6 @@ class RealEngines:
                 model_url=server.url,
                 scripts=scripts,
                 call_log=call_log,
+                retries=retries,
             )
             yield server

@@ -1,15 +1,18 @@
-"""Install the pinned real CLIs with npm into the cache, and write launchers for them.
+"""Install the pinned real CLIs into the cache (npm, or pip for a CLI inside a wheel), and write
+launchers for them.
 
-``npm install --prefix <cache>/<engine>@<version> <package>@<version>``: one
-folder per pinned version, so two codex versions live side by side. The
-launchers (``DIR/codex``, ``DIR/gemini``, ``DIR/opencode``) are small Python
-files like the fake engines' (turngate/engines/fake/install.py), bound to one pinned
-version each; iflow is not installable, so ``DIR/iflow`` is the fake, and so is ``DIR/kilo`` (kilo is not
-pinned: its real captures are in ``corpus/kilo/``).
+``npm install --prefix <cache>/<engine>@<version> <package>@<version>``, or
+``pip install --no-deps --only-binary :all: --target <cache>/<engine>@<version>/site
+<package>==<package_version>`` (codebuddy): one folder per pinned version, so
+two codex versions live side by side. The launchers (``DIR/codex``,
+``DIR/claude``...) are small Python files like the fake engines'
+(turngate/engines/fake/install.py), bound to one pinned version each; iflow
+is not installable, so ``DIR/iflow`` is the fake.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import subprocess
@@ -21,7 +24,8 @@ from pathlib import Path
 
 from turngate.engines.fake.install import PACKAGE_PARENT
 from turngate.engines.fake.install import install as install_fakes
-from turngate.engines.real.lock import Pin
+from turngate.engines.real.launch import RETRIES_VARIABLE
+from turngate.engines.real.lock import PIP_FOLDER, Pin
 
 LAUNCHER = """#!{python} -S
 # turngate launcher for the REAL {engine} CLI {version} ({package}), pointed at turngate's model server.
@@ -36,7 +40,7 @@ raise SystemExit(main({engine!r}, {executable!r}, {version!r}, {defaults!r}, sys
 
 
 class InstallProblem(RuntimeError):
-    """npm is missing or failed; the message names the package and the log."""
+    """npm or pip is missing or failed; the message names the package and the log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,34 +56,42 @@ def install_pin(pin: Pin, cache: Path, *, force: bool = False) -> Installed:
     folder = pin.folder(cache)
     if pin.executable(cache).exists() and not force:
         return Installed(pin, folder, 0.0, _size(folder), False)
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InstallProblem(f"{pin.name}: npm: not found on PATH (Node.js is needed for real engines)")
+    command = _pip_command(pin, folder) if pin.source == "pip" else _npm_command(pin, folder)
     folder.mkdir(parents=True, exist_ok=True)
-    log = folder / "npm-install.log"
+    log = folder / f"{pin.source}-install.log"
     started = time.monotonic()
     with log.open("wb") as out:
         done = subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(folder),
-                f"{pin.package}@{pin.version}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False
         )
     seconds = round(time.monotonic() - started, 1)
     if done.returncode != 0 or not pin.executable(cache).exists():
         raise InstallProblem(
-            f"{pin.name}: npm install {pin.package}@{pin.version}: exit {done.returncode}: see {log}"
+            f"{pin.name}: {pin.source} install {pin.requirement}: exit {done.returncode}: see {log}"
         )
+    if not os.access(pin.executable(cache), os.X_OK):
+        raise InstallProblem(f"{pin.name}: {pin.executable(cache)}: installed, but not executable")
     return Installed(pin, folder, seconds, _size(folder), True)
+
+
+def _npm_command(pin: Pin, folder: Path) -> list[str]:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise InstallProblem(f"{pin.name}: npm: not found on PATH (Node.js is needed for real engines)")
+    return [npm, "install", "--no-audit", "--no-fund", "--prefix", str(folder), pin.requirement]
+
+
+def _pip_command(pin: Pin, folder: Path) -> list[str]:
+    # This Python's own pip: the wheel's files land in a folder of their own (--target), nothing is
+    # installed into turngate's environment, and no dependency is fetched (the CLI is one binary).
+    try:
+        import pip  # noqa: F401
+    except ImportError:
+        raise InstallProblem(f"{pin.name}: pip: not available to {sys.executable}") from None
+    return [
+        *(sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check"),
+        *("--only-binary", ":all:", "--target", str(folder / PIP_FOLDER), pin.requirement),
+    ]
 
 
 def write_launchers(
@@ -90,12 +102,16 @@ def write_launchers(
     model_url: str | None = None,
     scripts: Path | None = None,
     call_log: Path | None = None,
+    retries: int | None = None,
     python: str = sys.executable,
 ) -> list[Path]:
-    """One launcher per engine of ``pins`` (the first pin of an engine wins), the other fakes beside them."""
+    """One launcher per engine of ``pins`` (the first pin of an engine wins), the fake iflow beside them.
+    ``retries``: the CLIs' retry limit for failed model requests (else each engine's default)."""
     defaults = {}
     if model_url:
         defaults["TURNGATE_MODEL_URL"] = model_url
+    if retries is not None:
+        defaults[RETRIES_VARIABLE] = str(retries)
     if call_log is not None:
         defaults["TURNGATE_CALL_LOG"] = str(call_log.resolve())
     directory.mkdir(parents=True, exist_ok=True)
@@ -124,11 +140,17 @@ def write_launchers(
 
 
 def _size(folder: Path) -> int:
+    """Bytes on disk of the regular files under ``folder``, each counted once: npm hard-links a
+    platform binary into two packages (opencode's, claude's and kilo's have link count 2), which
+    ``du`` counts once too. Symbolic links are not followed."""
     total = 0
+    seen: set[tuple[int, int]] = set()
     for path in folder.rglob("*"):
         try:
-            if path.is_file() and not path.is_symlink():
-                total += path.stat().st_size
+            info = path.lstat()
         except OSError:
             continue
+        if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            total += info.st_size
     return total

@@ -5,8 +5,8 @@ the fields that say what an event is (``type``, ``role``, ``status``,
 ``reason``, ``delta``, ``severity``) keep their values, everything else (ids,
 timestamps, token counts, texts) is reduced to its type. A JSON document
 spread over lines (gemini ``json``) is one entry, ``document``; other text
-lines are ``text``. Maps keyed by names (models, files, metadata) are not
-looked into: their keys are data, not fields.
+lines are ``text``. Maps keyed by names (models, files, metadata, claude's
+modelUsage) are not looked into: their keys are data, not fields.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ import json
 from typing import Any, Final
 
 _KIND_FIELDS: Final = frozenset({"type", "role", "status", "reason", "delta", "severity"})
-_NAMED_MAPS: Final = frozenset({"models", "byName", "files", "metadata"})
+# Maps keyed by names (a model's, a file's): their keys are data. claude's `modelUsage` is keyed by
+# the model's name, and so is its model_usage_since_last_result (corpus/claude/real-*/stdout, the
+# result line).
+_NAMED_MAPS: Final = frozenset(
+    {"models", "byName", "files", "metadata", "modelUsage", "model_usage_since_last_result"}
+)
 
 
 def line_label(event: Any) -> str:

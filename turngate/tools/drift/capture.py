@@ -22,11 +22,42 @@ from turngate.implementations.reference.turn import TurnInput
 from turngate.judge.skill_writer import GREETING_SCHEMA
 
 ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
+# Engines whose real captures the corpus holds (turngate engines real capture) but which turngate has
+# no readers for yet: their folders are skipped by the corpus loaders (sources.corpus_captures), not
+# refused; a capture of one loaded by name is refused as any unknown engine is. Moving an engine from
+# here to ENGINES, with its reader, makes its captures replayed (tests/drift/test_corpus.py).
+RECORDED_ONLY: Final = ("claude", "qwen", "codebuddy")
+NOT_RECORDED: Final = "not recorded"
 SCHEMAS: Final[Mapping[str, Mapping[str, Any] | None]] = {"greeting": GREETING_SCHEMA, "none": None}
 
 
 class CaptureProblem(ValueError):
     """A capture turngate cannot use; names the file, field and value."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """How a capture was recorded: the engine's command line, its version, how long it ran and, when
+    the recorder had to kill it, why. Captures written before 2026-11-25 carry none of it (None)."""
+
+    argv: tuple[str, ...]
+    version: str
+    duration_sec: float
+    killed: str | None = None  # e.g. "by the recorder after its 120 s timeout"
+
+    def as_yaml(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "argv": list(self.argv),
+            "version": self.version,
+            "duration_sec": self.duration_sec,
+        }
+        if self.killed is not None:
+            document["killed"] = self.killed
+        return document
+
+    def describe(self) -> str:
+        killed = f", killed {self.killed}" if self.killed else ""
+        return f"{' '.join(self.argv)} (version {self.version}, {self.duration_sec} s{killed})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +75,14 @@ class Capture:
     name: str = "capture"
     expect: Mapping[str, Any] = field(default_factory=dict)
     splits: tuple[int, ...] = ()  # stdout offsets where a playing fake engine pauses mid-write
+    recorded: Recorded | None = None  # None: a capture written, or recorded before this was kept
 
     def __post_init__(self) -> None:
+        if self.engine in RECORDED_ONLY:
+            raise CaptureProblem(
+                f"{self.name}: engine: {self.engine!r}: recorded only: turngate has no reader for it yet"
+                f" (replayable: {', '.join(ENGINES)})"
+            )
         if self.engine not in ENGINES:
             raise CaptureProblem(f"{self.name}: engine: {self.engine!r}: known: {', '.join(ENGINES)}")
         if self.mode not in ("auto", "interactive"):
@@ -66,26 +103,8 @@ class Capture:
             raise CaptureProblem(f"{self.name}: output_schema: {self.output_schema!r}: {error}") from None
 
     def raw_turn(self) -> dict[str, Any]:
-        """A fake-engine turn that writes these bytes back exactly and ends the same way.
-
-        ``start: none`` and ``end: none``: the engine adds no lines of its own; a split
-        becomes a pause between two writes of one line.
-        """
-        steps: list[dict[str, Any]] = []
-        cuts = [0, *sorted(cut for cut in self.splits if 0 < cut < len(self.stdout)), len(self.stdout)]
-        for start, end in itertools.pairwise(cuts):
-            if start > 0:
-                steps.append({"sleep": 0.05})  # a write boundary in the middle of a line
-            if end > start:
-                steps.append({"raw": {"base64": _b64(self.stdout[start:end]), "stream": "stdout"}})
-        if self.stderr:
-            steps.append({"raw": {"base64": _b64(self.stderr), "stream": "stderr"}})
-        turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
-        if self.signal is not None:
-            steps.append({"crash": {"signal": signal_module.Signals(self.signal).name}})
-        else:
-            turn["exit_code"] = self.exit_code or 0
-        return turn
+        """A fake-engine turn that writes these bytes back exactly and ends the same way (raw_turn)."""
+        return raw_turn(self.stdout, self.stderr, self.exit_code, self.signal, self.splits)
 
     def turn(self) -> TurnInput:
         return TurnInput(
@@ -97,6 +116,31 @@ class Capture:
             needs_session_id=True,
             reader_options=dict(self.reader_options) or None,
         )
+
+
+def raw_turn(
+    stdout: bytes, stderr: bytes, exit_code: int | None, signal: int | None, splits: tuple[int, ...] = ()
+) -> dict[str, Any]:
+    """A fake-engine turn that writes these bytes back exactly and ends the same way.
+
+    ``start: none`` and ``end: none``: the engine adds no lines of its own; a split
+    becomes a pause between two writes of one line.
+    """
+    steps: list[dict[str, Any]] = []
+    cuts = [0, *sorted(cut for cut in splits if 0 < cut < len(stdout)), len(stdout)]
+    for start, end in itertools.pairwise(cuts):
+        if start > 0:
+            steps.append({"sleep": 0.05})  # a write boundary in the middle of a line
+        if end > start:
+            steps.append({"raw": {"base64": _b64(stdout[start:end]), "stream": "stdout"}})
+    if stderr:
+        steps.append({"raw": {"base64": _b64(stderr), "stream": "stderr"}})
+    turn: dict[str, Any] = {"steps": steps, "start": "none", "end": "none"}
+    if signal is not None:
+        steps.append({"crash": {"signal": signal_module.Signals(signal).name}})
+    else:
+        turn["exit_code"] = exit_code or 0
+    return turn
 
 
 def _b64(data: bytes) -> str:
@@ -115,7 +159,29 @@ _FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
     "output_schema": str,
     "reader_options": dict,
     "expect": dict,
+    "recorded": dict,
 }
+_RECORDED_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
+    "argv": list,
+    "version": str,
+    "duration_sec": (int, float),
+    "killed": str,
+}
+
+
+def _recorded(where: str, raw: Mapping[str, Any]) -> Recorded:
+    check_types(f"{where}: recorded", raw, _RECORDED_FIELDS, CaptureProblem)
+    for key in ("argv", "version", "duration_sec"):
+        if key not in raw:
+            raise CaptureProblem(f"{where}: recorded.{key}: missing")
+    argv = raw["argv"]
+    if not argv or not all(isinstance(word, str) for word in argv):
+        raise CaptureProblem(f"{where}: recorded.argv: {argv!r}: the command line, a list of strings")
+    if raw["duration_sec"] < 0:
+        raise CaptureProblem(
+            f"{where}: recorded.duration_sec: {raw['duration_sec']!r}: seconds, not negative"
+        )
+    return Recorded(tuple(argv), raw["version"], float(raw["duration_sec"]), raw.get("killed"))
 
 
 def load_capture(folder: Path) -> Capture:
@@ -143,6 +209,7 @@ def load_capture(folder: Path) -> Capture:
             reader_options=meta.get("reader_options") or {},
             name=f"{folder.parent.name}/{folder.name}",
             expect=meta.get("expect") or {},
+            recorded=_recorded(str(meta_path), meta["recorded"]) if "recorded" in meta else None,
         )
     except CaptureProblem as problem:
         raise CaptureProblem(f"{meta_path}: {problem}") from None

@@ -2,7 +2,8 @@
 
 The engine's stdout and stderr are passed through to the terminal as they
 come (tee) and kept; the capture folder gets ``stdout``, ``stderr``,
-``capture.yaml`` (argv, exit code or signal, timing, provenance) and
+``capture.yaml`` (exit code or signal, provenance, and under ``recorded`` the
+argv, the engine's version, the duration and, if the recorder killed it, why) and
 ``script.yaml``, a fake-engine script whose one turn writes the scrubbed
 bytes back exactly (``raw`` steps, no end-of-turn added, the same exit).
 
@@ -20,13 +21,13 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Final
 
 import yaml
 
-from turngate.tools.drift.capture import Capture
+from turngate.tools.drift.capture import NOT_RECORDED, Recorded, raw_turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,8 @@ class Recording:
     exit_code: int | None
     signal: int | None
     duration_sec: float
+    version: str | None = None  # the engine's version (None: not known: `save` says so)
+    killed: str | None = None  # why the recorder killed the engine, if it did
 
 
 def run_and_tee(
@@ -113,11 +116,13 @@ def run_and_tee(
     ]
     for thread in threads:
         thread.start()
+    killed = None
     try:
         code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         code = process.wait()
+        killed = f"by the recorder after its {timeout:g} s timeout"
     for thread in threads:
         thread.join()
     exit_code, signal = (code, None) if code >= 0 else (None, -code)
@@ -128,25 +133,46 @@ def run_and_tee(
         exit_code,
         signal,
         round(time.monotonic() - started, 3),
+        killed=killed,
     )
 
 
-def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Capture:
-    """Scrub and write the capture folder (stdout, stderr, capture.yaml, script.yaml)."""
+def version_of(executable: str, timeout: float = 30.0) -> str | None:
+    """The first line ``EXECUTABLE --version`` prints (``codex-cli 0.169.0``, ``2.1.331 (Claude
+    Code)``), or None when it prints none or fails."""
+    try:
+        done = subprocess.run(
+            [executable, "--version"],
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[0].strip() if done.returncode == 0 and lines else None
+
+
+def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Recording:
+    """Scrub and write the capture folder (stdout, stderr, capture.yaml, script.yaml); the scrubbed
+    recording. Any engine: one turngate has no reader for yet (capture.RECORDED_ONLY) is kept too."""
     home = os.path.expanduser("~")
     user = os.environ.get("USER") or os.environ.get("LOGNAME")
-    clean = Recording(
-        tuple(scrub(arg.encode(), home=home, user=user).decode("utf-8", "replace") for arg in recording.argv),
-        scrub(recording.stdout, home=home, user=user),
-        scrub(recording.stderr, home=home, user=user),
-        recording.exit_code,
-        recording.signal,
-        recording.duration_sec,
+    clean = replace(
+        recording,
+        argv=tuple(
+            scrub(arg.encode(), home=home, user=user).decode("utf-8", "replace") for arg in recording.argv
+        ),
+        stdout=scrub(recording.stdout, home=home, user=user),
+        stderr=scrub(recording.stderr, home=home, user=user),
     )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "stdout").write_bytes(clean.stdout)
     if clean.stderr:
         (folder / "stderr").write_bytes(clean.stderr)
+    else:
+        (folder / "stderr").unlink(missing_ok=True)  # a capture recorded again: no stale stderr
     meta: dict[str, Any] = {
         "engine": engine,
         "description": f"recorded from: {' '.join(clean.argv)}",
@@ -160,19 +186,15 @@ def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Captu
         meta["signal"] = clean.signal
     else:
         meta["exit_code"] = clean.exit_code
+    # The command line, the engine's version and how long it ran, for whoever reads the capture later
+    # (a version it could not learn is said so, not left out).
+    recorded = Recorded(clean.argv, clean.version or NOT_RECORDED, clean.duration_sec, clean.killed)
+    meta["recorded"] = recorded.as_yaml()
     (folder / "capture.yaml").write_text(
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8"
     )
-    capture = Capture(
-        engine=engine,
-        stdout=clean.stdout,
-        stderr=clean.stderr,
-        mode=mode,
-        exit_code=clean.exit_code,
-        signal=clean.signal,
-        name=folder.name,
-    )
     case = re.sub(r"[^A-Za-z0-9_-]", "-", folder.name) or "recorded"
-    script = {"case": case, "turns": [capture.raw_turn()]}
+    turn = raw_turn(clean.stdout, clean.stderr, clean.exit_code, clean.signal)
+    script = {"case": case, "turns": [turn]}
     (folder / "script.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
-    return capture
+    return clean

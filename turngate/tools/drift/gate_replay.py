@@ -36,7 +36,7 @@ from turngate.engines.readers import (
 from turngate.implementations.reference.marker import find_markers
 from turngate.implementations.reference.outcome import ProcessEnd
 from turngate.implementations.reference.turn import TurnAssessment, assess
-from turngate.tools.drift.capture import Capture
+from turngate.tools.drift.capture import NOT_RECORDED, Capture
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +144,8 @@ def as_json(result: Replay) -> dict[str, Any]:
                 "signal": result.capture.signal,
                 "stdout_bytes": len(result.capture.stdout),
                 "stderr_bytes": len(result.capture.stderr),
+                # argv, version, duration (and why it was killed) as recorded; None: not recorded
+                "recorded": None if result.capture.recorded is None else result.capture.recorded.as_yaml(),
             },
             "events": events,
             "assistant_messages": list(assessment.transcript.assistant_messages()),
@@ -226,6 +228,7 @@ def render(result: Replay) -> str:
         f"capture {capture['name']}: {capture['engine']}, {capture['mode']} mode,"
         f" stdout {capture['stdout_bytes']} B, stderr {capture['stderr_bytes']} B,"
         f" exit {capture['exit_code'] if capture['signal'] is None else 'signal ' + str(capture['signal'])}",
+        f"recorded: {_recorded(result.capture)}",
         "",
         "events:",
     ]
@@ -262,6 +265,12 @@ def render(result: Replay) -> str:
         + (f", warnings {', '.join(decision['warnings'])}" if decision["warnings"] else ""),
     ]
     return "\n".join(printable(line) for line in lines)
+
+
+def _recorded(capture: Capture) -> str:
+    if capture.recorded is None:
+        return f"{NOT_RECORDED} (argv, version, duration: a capture from before they were kept)"
+    return capture.recorded.describe()
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -37,11 +38,12 @@ from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.fake.problems import ScriptProblem
 from turngate.engines.modelserver.endpoint import ModelServer
-from turngate.engines.modelserver.rounds import playable
-from turngate.engines.real.lock import Pin, default_cache, read_lock, select
+from turngate.engines.modelserver.rounds import playable, retry_limit
+from turngate.engines.real.launch import RETRIES_VARIABLE
+from turngate.engines.real.lock import REAL_ENGINES, Pin, default_cache, read_lock, select
 from turngate.engines.real.npm_install import write_launchers
 from turngate.engines.real.shapes import events
-from turngate.implementations.reference.commands import CommandOptions, build_command
+from turngate.tools.realengines.commands import command_line, prepare_run
 from turngate.tools.realengines.variants import (
     VARIANTS,
     TurnContext,
@@ -58,12 +60,22 @@ TURN_TIMEOUT_SEC: Final = 240.0
 FIRST_PROMPT: Final = "Run the skill greet (instructions: SKILL.md).\nInputs:\n- case: tg-case-{case}"
 REPLY: Final = "Formal, please"
 _SESSION: Final = re.compile(rb'"(?:thread_id|session_id|sessionID)"\s*:\s*"([^"]+)"')
-# gemini prints in two document formats; both are compared.
-MODES: Final[Mapping[str, tuple[str, ...]]] = {
-    "codex": ("json",),
-    "gemini": ("stream-json", "json"),
-    "opencode": ("json",),
-}
+# gemini prints in two document formats; both are compared. Every other engine has one ("json": its
+# JSON Lines, whatever the CLI calls them).
+MODES: Final[Mapping[str, tuple[str, ...]]] = {"gemini": ("stream-json", "json")}
+DEFAULT_MODES: Final = ("json",)
+
+
+def modes_of(engine: str) -> tuple[str, ...]:
+    return MODES.get(engine, DEFAULT_MODES)
+
+
+# The engines whose fakes have fidelity variants (variants.py). The later four have fakes held to their
+# real captures by their own tests, but no variants yet: every difference would be unexplained.
+FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode")
+NO_VARIANTS: Final = (
+    "no fidelity variants for {engine} yet: its fake is held to its captures by its own tests"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +93,10 @@ class Difference:
 class TurnOutput:
     stdout: bytes
     stderr: bytes
-    exit_code: int | None  # None: killed after TURN_TIMEOUT_SEC
+    exit_code: int | None  # None: killed after the turn's timeout
+    argv: tuple[str, ...] = ()  # the command line as played (argv[0] the engine's name)
+    duration_sec: float | None = None
+    timeout_sec: float | None = None  # the timeout it was played under
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +113,7 @@ class EngineReport:
     played: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
+    not_compared: str | None = None  # why nothing was (no fake of this engine yet)
 
     def unexplained(self) -> list[Difference]:
         return [d for d in self.differences if d.variant is None]
@@ -137,10 +153,10 @@ def scripts(patterns: list[str] | None = None) -> list[Script]:
     found: list[Script] = []
     for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")):
         document = load_script_yaml(path)
-        found.append(Script(document["case"], "fidelity", document, ("codex", "gemini", "opencode")))
+        found.append(Script(document["case"], "fidelity", document, REAL_ENGINES))
     for path in sorted(EXAMPLES.glob("*.yaml")):
         document = load_script_yaml(path)
-        found.append(Script(document["case"], "example", document, ("codex", "gemini", "opencode")))
+        found.append(Script(document["case"], "example", document, REAL_ENGINES))
     for scenario in load_catalog():
         for engine in scenario.engines:
             name = case_id(scenario, engine)
@@ -167,31 +183,49 @@ def unplayable_reason(script: Script) -> str | None:
 
 
 def play(
-    engine: str, mode: str, script: Script, bin_dir: Path, cwd: Path, env: Mapping[str, str]
+    engine: str,
+    mode: str,
+    script: Script,
+    bin_dir: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    timeout: float = TURN_TIMEOUT_SEC,
+    options: Sequence[str] = (),
 ) -> list[TurnOutput]:
-    """Every turn of ``script`` on one engine; stops after a turn that exits non-zero."""
+    """Every turn of ``script`` on one engine; stops after a turn that exits non-zero. A real engine's
+    launcher gets the script's retry limit (its model_error `retries`); ``options`` go right after the
+    CLI's name (codex's ``-c key=value``)."""
     outputs: list[TurnOutput] = []
     session: str | None = None
-    output_format = {"json": "json", "stream-json": "stream-json"}.get(mode) if engine == "gemini" else None
-    options = CommandOptions(codex_auto_flag="--yolo", gemini_output_format=output_format)  # type: ignore[arg-type]
+    try:
+        retries = retry_limit(normalise(dict(script.document), script.case))
+    except ScriptProblem:
+        retries = 0
+    env = {**env, RETRIES_VARIABLE: str(retries)}
+    prepare_run(engine, cwd)
     for number in range(len(script.document["turns"])):
         prompt = FIRST_PROMPT.format(case=script.case) if number == 0 else REPLY
         if number > 0 and session is None:
             break
-        argv = build_command(engine, "interactive", prompt=prompt, resume_id=session, options=options)
+        argv = command_line(engine, mode, prompt, session, cwd)
+        argv[1:1] = options
+        started = time.monotonic()
         try:
             done = subprocess.run(
                 [str(bin_dir / engine), *argv[1:]],
                 cwd=cwd,
-                env=dict(env),
+                env=env,
                 capture_output=True,
                 stdin=subprocess.DEVNULL,
-                timeout=TURN_TIMEOUT_SEC,
+                timeout=timeout,
                 check=False,
             )
-            output = TurnOutput(done.stdout, done.stderr, done.returncode)
+            stdout, stderr, code = done.stdout, done.stderr, done.returncode
         except subprocess.TimeoutExpired as expired:
-            output = TurnOutput(expired.stdout or b"", expired.stderr or b"", None)
+            stdout, stderr, code = expired.stdout or b"", expired.stderr or b"", None
+        seconds = round(time.monotonic() - started, 3)
+        output = TurnOutput(stdout, stderr, code, tuple(argv), seconds, timeout)
         outputs.append(output)
         if output.exit_code != 0:
             break
@@ -317,6 +351,12 @@ def _run_pin(
     real_bin, fake_bin = base / "real-bin", base / "fake-bin"
     write_launchers(real_bin, [pin], cache, model_url=url)
     install_fakes(fake_bin)
+    if not (fake_bin / pin.engine).exists():
+        report.not_compared = f"no fake {pin.engine} in this build: its fidelity waits for one"
+        return report
+    if pin.engine not in FIDELITY_ENGINES:
+        report.not_compared = NO_VARIANTS.format(engine=pin.engine)
+        return report
     path = os.environ.get("PATH", "/usr/bin:/bin")
     for script in chosen:
         if pin.engine not in script.engines:
@@ -325,7 +365,7 @@ def _run_pin(
         if reason is not None:
             report.skipped[script.case] = reason
             continue
-        for mode in MODES[pin.engine]:
+        for mode in modes_of(pin.engine):
             where = base / script.case / mode
             sides = {}
             for side in ("real", "fake"):
@@ -393,6 +433,9 @@ def compare_script(
 def render(reports: list[EngineReport]) -> str:
     lines = []
     for report in reports:
+        if report.not_compared:
+            lines.append(f"{report.pin}: not compared: {report.not_compared}")
+            continue
         counted = Counter(d.variant for d in report.differences if d.variant)
         unexplained = report.unexplained()
         lines.append(
@@ -476,7 +519,7 @@ def run_drift(old: Pin, new: Pin, cache: Path, chosen: list[Script]) -> list[Dif
             for script in chosen:
                 if new.engine not in script.engines or unplayable_reason(script) is not None:
                     continue
-                for mode in MODES[new.engine]:
+                for mode in modes_of(new.engine):
                     sides = {}
                     for pin in (old, new):
                         where = root / pin.name / script.case / mode

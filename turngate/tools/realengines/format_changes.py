@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from turngate.engines.real.shapes import line_label
+from turngate.tools.realengines.fidelity import FIDELITY_ENGINES
 from turngate.tools.realengines.saved import FakePlayer, SavedCapture, saved_captures, saved_fidelity
 from turngate.tools.realengines.variants import stderr_parts
 
@@ -283,7 +284,12 @@ def flagged(capture: SavedCapture, mutant: Mutant, player: FakePlayer) -> bool:
 
 
 def matrix(corpus: Path, player: FakePlayer) -> list[Cell]:
-    captures = saved_captures(corpus)
+    # Engines with no fake, or no fidelity variants yet, have nothing to hold their captures against.
+    captures = [
+        capture
+        for capture in saved_captures(corpus)
+        if player.has(capture.engine) and capture.engine in FIDELITY_ENGINES
+    ]
     cells = []
     for engine in sorted({capture.engine for capture in captures}):
         for name, change in CHANGES.items():

@@ -23,24 +23,26 @@ from typing import Final
 import yaml
 
 from turngate.engines.fake.install import install as install_fakes
-from turngate.engines.real.lock import REAL_ENGINES, Pin
-from turngate.tools.realengines.captures import WANTED, Wanted
+from turngate.engines.real.lock import Pin
+from turngate.tools.realengines.captures import CAPTURE_SCRIPTS, WANTED, Wanted, all_scripts
 from turngate.tools.realengines.fidelity import (
+    FIDELITY_ENGINES,
     FIDELITY_SCRIPTS,
+    NO_VARIANTS,
     Difference,
     EngineReport,
     Script,
     TurnOutput,
     compare_script,
     drift_compare,
-    load_script_yaml,
     play,
 )
 from turngate.tools.realengines.variants import VARIANTS, Variant
 
 # real-<version>-[<format>-]<name>, as captures.capture_all names the folders.
+
 CAPTURE_FOLDER: Final = re.compile(
-    r"real-(?P<version>\d+(?:\.\d+)+)-(?:(?P<mode>stream-json|json)-)?(?P<name>[a-z][a-z-]*)"
+    r"real-(?P<version>\d+(?:\.\d+)+)-(?:(?P<mode>stream-json|json)-)?(?P<name>[a-z][a-z0-9-]*)"
 )
 DEFAULT_MODE: Final = "json"  # codex and opencode print JSON Lines; the folder names no format
 
@@ -65,9 +67,14 @@ class SavedCapture:
         return f"{self.engine}@{self.version}"
 
 
-def saved_captures(corpus: Path, engines: Iterable[str] | None = None) -> list[SavedCapture]:
-    """The real captures in ``corpus`` (``ENGINE`` or ``ENGINE@VERSION`` in ``engines`` chooses)."""
-    wanted_by_name = {wanted.name: wanted for wanted in WANTED}
+def saved_captures(
+    corpus: Path, engines: Iterable[str] | None = None, kinds: Iterable[str] | None = ("fidelity",)
+) -> list[SavedCapture]:
+    """The real captures in ``corpus`` (``ENGINE`` or ``ENGINE@VERSION`` in ``engines`` chooses) of
+    the wanted ``kinds`` (None: every kind). Fidelity holds the fakes to the fidelity captures; the
+    hazard and exploration captures are drift's, and the fakes' next fidelity round's."""
+    sets = None if kinds is None else set(kinds)
+    wanted_by_name = {wanted.name: wanted for wanted in WANTED if sets is None or wanted.kind in sets}
     chosen = list(engines or ())
     found: list[SavedCapture] = []
     for meta in sorted(corpus.glob("*/real-*/capture.yaml")):
@@ -76,8 +83,6 @@ def saved_captures(corpus: Path, engines: Iterable[str] | None = None) -> list[S
         if match is None or match["name"] not in wanted_by_name:
             continue
         engine = folder.parent.name
-        if engine not in REAL_ENGINES:
-            continue  # kilo's real captures were recorded by hand, not by `engines real capture` from a pin
         if chosen and engine not in chosen and f"{engine}@{match['version']}" not in chosen:
             continue
         document = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
@@ -97,7 +102,7 @@ def saved_captures(corpus: Path, engines: Iterable[str] | None = None) -> list[S
 def versions(corpus: Path) -> dict[str, list[str]]:
     """Per engine, the versions its real captures were recorded from (oldest first)."""
     seen: dict[str, set[str]] = {}
-    for capture in saved_captures(corpus):
+    for capture in saved_captures(corpus, kinds=None):
         seen.setdefault(capture.engine, set()).add(capture.version)
 
     def key(version: str) -> tuple[int, ...]:
@@ -107,8 +112,8 @@ def versions(corpus: Path) -> dict[str, list[str]]:
 
 
 def fidelity_script(name: str) -> Script:
-    document = load_script_yaml(FIDELITY_SCRIPTS / f"{name}.yaml")
-    return Script(document["case"], "fidelity", document, ("codex", "gemini", "opencode"))
+    """The script a saved capture was played from (a fidelity or a capture script), by its case."""
+    return all_scripts()[name]
 
 
 class FakePlayer:
@@ -120,9 +125,14 @@ class FakePlayer:
         install_fakes(root / "bin")
         scripts = root / "scripts"
         scripts.mkdir(parents=True, exist_ok=True)
-        for path in FIDELITY_SCRIPTS.glob("*.yaml"):
-            (scripts / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        for folder in (FIDELITY_SCRIPTS, CAPTURE_SCRIPTS):
+            for path in folder.glob("*.yaml"):
+                (scripts / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
         self._played: dict[tuple[str, str, str, str], list[TurnOutput]] = {}
+
+    def has(self, engine: str) -> bool:
+        """Whether this build has a fake of ``engine`` (the new engines' fakes come later)."""
+        return (self.root / "bin" / engine).exists()
 
     def turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
         from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
@@ -163,6 +173,12 @@ def saved_fidelity(
     chosen = tuple(variants)
     for capture in captures:
         report = reports.setdefault(capture.pin, EngineReport(capture.pin))
+        if not player.has(capture.engine):
+            report.not_compared = f"no fake {capture.engine} in this build: its fidelity waits for one"
+            continue
+        if capture.engine not in FIDELITY_ENGINES:
+            report.not_compared = NO_VARIANTS.format(engine=capture.engine)
+            continue
         real = capture.output if change is None else change(capture)
         if real is None:
             report.skipped[capture.name] = "the change does not apply"
@@ -190,7 +206,7 @@ def saved_drift(corpus: Path, old: Pin, new: Pin) -> list[Difference]:
     same script, turn and format); a capture one version has and the other lacks is one too."""
     if old.engine != new.engine:
         raise ValueError(f"drift: {old.name} and {new.name}: not the same engine")
-    captures = saved_captures(corpus, [old.engine])
+    captures = saved_captures(corpus, [old.engine], kinds=None)
     by_version = {
         pin.version: {(c.mode, c.wanted.name): c for c in captures if c.version == pin.version}
         for pin in (old, new)

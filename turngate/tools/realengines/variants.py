@@ -443,6 +443,23 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "live fidelity run, fid-tool-failed, turn 1",
     ),
     Variant(
+        "codex-request-user-input-refused",
+        ("codex",),
+        "other-tool-turn",
+        (
+            _stderr_line(
+                "2026-11-25T04:06:54.397622Z ERROR codex_core::tools::router:"
+                " error=request_user_input is unavailable in Default mode",
+                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z ERROR codex_core::tools::router:"
+                r" error=request_user_input is unavailable in Default mode",
+            ),
+        ),
+        'codex declares request_user_input to the model ("only available in Plan mode") and refuses a call'
+        " of it in `exec`: one timestamped ERROR line on stderr, nothing on stdout, and the model goes on;"
+        " the fake codex prints a tool call of that name as an MCP call. Only that line, its time aside",
+        "corpus/codex/real-0.169.0-request-user-input/stderr (and real-0.146.1-request-user-input)",
+    ),
+    Variant(
         "codex-api-error-event",
         ("codex",),
         "error-turn",
