@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -22,7 +22,8 @@ from turngate.engines import readers
 from turngate.engines.fake.plan import Pause, Write, render_turn
 
 ANSWER = '{"greeting": "Hello", "__SKILL_DONE__": true}'
-READ_WAIT_SEC = 30.0
+# Only ends a hung fake (a broken one): never reached by one that works, however loaded the machine.
+HANG_GUARD_SEC = 600.0
 CUT = "stream disconnected before completion: stream closed before response.completed"
 
 
@@ -36,22 +37,22 @@ def _types(played_stdout: bytes) -> list[str]:
 
 
 def _read_until(process: subprocess.Popen[bytes], enough: Callable[[bytes], bool]) -> bytes:
-    """What a running engine has written to stdout once ``enough`` of it is there (polled, bounded by
-    READ_WAIT_SEC, never a guess at how long it takes: a loaded machine starts engines slowly)."""
+    """What a running engine has written to stdout once ``enough`` of it is there: blocking reads, so
+    no wait is guessed and no time is compared (the scripts then keep the engine busy: a loop that
+    never ends, or a pause far longer than any read). A fake that writes nothing more is killed by a
+    guard, so the test fails with what was written instead of hanging."""
     assert process.stdout is not None
-    os.set_blocking(process.stdout.fileno(), False)
-    read = b""
-    deadline = time.monotonic() + READ_WAIT_SEC
-    while not enough(read):
-        assert time.monotonic() < deadline, f"not there within {READ_WAIT_SEC} s: {read[-300:]!r}"
-        try:
+    guard = threading.Timer(HANG_GUARD_SEC, process.kill)
+    guard.start()
+    try:
+        read = b""
+        while not enough(read):
             chunk = os.read(process.stdout.fileno(), 1 << 20)
-        except BlockingIOError:
-            time.sleep(0.01)
-            continue
-        assert chunk, f"stdout closed before it was there: {read[-300:]!r}"
-        read += chunk
-    return read
+            assert chunk, f"stdout closed before it was there: {read[-300:]!r}"
+            read += chunk
+        return read
+    finally:
+        guard.cancel()
 
 
 def _lines(count: int) -> Callable[[bytes], bool]:
@@ -346,25 +347,21 @@ def test_split_inside_cuts_a_multibyte_character_mid_sequence() -> None:
 
 
 def test_split_inside_reaches_the_reader_as_two_writes(bench: EngineBench) -> None:
-    bench.case("halves", turns=[{"steps": [{"split": {"inside": "👋", "pause": 1.0}}, {"say": "Grüße 👋?"}]}])
+    # in the longest pause a script may ask (5 s), a reader blocked on the pipe has the emoji's first
+    # byte and nothing after it
+    bench.case("halves", turns=[{"steps": [{"split": {"inside": "👋", "pause": 5}}, {"say": "Grüße 👋?"}]}])
     process = bench.start("codex", first_turn_args("codex", "tg-case-halves"))
-    assert process.stdout is not None
-    os.set_blocking(process.stdout.fileno(), False)
-    read, cut_seen = b"", False
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            chunk = os.read(process.stdout.fileno(), 65536)
-        except BlockingIOError:
-            cut_seen = cut_seen or read.endswith(b"\xf0")  # all there is so far: the emoji's first byte
-            time.sleep(0.01)
-            continue
-        if not chunk:
-            break
-        read += chunk
-    process.wait()
-    assert cut_seen
-    assert read.decode("utf-8").count("Grüße 👋?") == 1
+    try:
+        read = _read_until(process, lambda read: read.endswith(b"\xf0"))
+    finally:
+        process.kill()
+        process.communicate()
+    with pytest.raises(UnicodeDecodeError):
+        read.decode("utf-8")
+    # the same turn with a short pause: the two writes make the text once, whole
+    bench.case("joined", turns=[{"steps": [{"split": {"inside": "👋", "pause": 0.1}}, {"say": "Grüße 👋?"}]}])
+    played = bench.run("codex", first_turn_args("codex", "tg-case-joined"))
+    assert played.stdout.decode("utf-8").count("Grüße 👋?") == 1
 
 
 def test_opencode_ends_a_tool_step_before_a_pause_and_writes_the_same_lines(bench: EngineBench) -> None:
