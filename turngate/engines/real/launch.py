@@ -2,8 +2,8 @@
 
 Runs in a launcher started with ``python -S`` (standard library only, like the
 fake engines'). The settings are those checked in November 2026 (codex, gemini,
-opencode) and on 2026-11-25 (claude, qwen, kilo, codebuddy; /work/notes research
-carried into docs/real-engines.md): each CLI gets its own HOME and config under
+opencode) and on 2026-11-25 (claude, qwen, kilo, codebuddy; the research is in
+docs/real-engines.md): each CLI gets its own HOME and config under
 the state folder, no telemetry, no update checks, the model server's URL as its
 provider, and a small retry limit (``DEFAULT_RETRIES``). The real CLI runs as
 a child with the launcher's standard streams, so the orchestrator reads the
