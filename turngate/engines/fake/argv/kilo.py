@@ -40,7 +40,7 @@ import os
 import time
 
 # kilo is opencode's fork: the same readings of `--dir`, the message words and `--format`.
-from turngate.engines.fake.argv.opencode import _ERROR_PREFIX, _directory, _output_format, _prompt
+from turngate.engines.fake.argv.opencode import _ERROR_PREFIX, _directory, _prompt, run_invocation
 from turngate.engines.fake.argv.tokens import (
     ARRAY,
     BOOLEAN,
@@ -322,28 +322,10 @@ def _parse_run(argv: list[str], resumable: bool, stdin_is_tty: bool) -> Invocati
     if not prompt and stdin_is_tty:
         raise UsageError(_ERROR_PREFIX + "You must provide a message or a command\n", 1)
     _refuse_unsimulated(parsed)
-    model = parsed.text("model")
-    if model and "/" not in model:
-        raise UsageError(f"{_ERROR_PREFIX}invalid model '{model}': expected provider/model\n", 1)
-    # `--continue` is checked before `--session`; an empty `--session` starts a new session.
-    resume_latest = parsed.flag("continue")
-    thinking = parsed.flag("thinking")
-    return Invocation(
-        engine=ENGINE,
-        action="run",
-        prompt=prompt or None,
-        prompt_from_stdin=not prompt,
-        resume_id=None if resume_latest else parsed.text("session") or None,
-        resume_latest=resume_latest,
-        model=model or None,
-        output_format=_output_format(parsed),
-        auto_flags=(parsed.flag_spelling("auto"),) if parsed.flag("auto") else (),
-        thinking=thinking,
-        profile=parsed.text("agent") or None,
-        directory=directory,
-        # `run` prints reasoning only with --thinking (its `thinking ?? false`).
-        reasoning="shown" if thinking else "hidden",
-    )
+    auto = (parsed.flag_spelling("auto"),) if parsed.flag("auto") else ()
+    # `run` prints reasoning only with --thinking (its `thinking ?? false`).
+    reasoning = "shown" if parsed.flag("thinking") else "hidden"
+    return run_invocation(parsed, ENGINE, prompt, directory, reasoning, auto)
 
 
 def _refuse_unsimulated(parsed: Parsed) -> None:

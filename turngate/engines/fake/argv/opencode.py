@@ -466,14 +466,27 @@ def _parse_run(argv: list[str], build: _Build, resumable: bool, stdin_is_tty: bo
         if not (parsed.flag("continue") or parsed.text("session")):
             raise UsageError(_ERROR_PREFIX + "--fork requires --continue or --session\n", 1)
         raise UsageError("turngate fake opencode: 'run --fork' is not simulated\n", 1)
+    reasoning = ("shown" if parsed.flag("thinking") else "hidden") if build.thinking_gates_reasoning else ""
+    return run_invocation(parsed, ENGINE, prompt, directory, reasoning)
+
+
+def run_invocation(
+    parsed: Parsed,
+    engine: str,
+    prompt: str,
+    directory: str | None,
+    reasoning: str,
+    auto_flags: tuple[str, ...] = (),
+) -> Invocation:
+    """The rest of a checked `run` command line, as opencode reads it and its fork kilo too: the
+    model (provider/model), the session, the output format, the agent."""
     model = parsed.text("model")
     if model and "/" not in model:
         raise UsageError(f"{_ERROR_PREFIX}invalid model '{model}': expected provider/model\n", 1)
     # `--continue` is checked before `--session`; an empty `--session` starts a new session.
     resume_latest = parsed.flag("continue")
-    thinking = parsed.flag("thinking")
     return Invocation(
-        engine=ENGINE,
+        engine=engine,
         action="run",
         prompt=prompt or None,
         prompt_from_stdin=not prompt,
@@ -481,10 +494,11 @@ def _parse_run(argv: list[str], build: _Build, resumable: bool, stdin_is_tty: bo
         resume_latest=resume_latest,
         model=model or None,
         output_format=_output_format(parsed),
-        thinking=thinking,
+        auto_flags=auto_flags,
+        thinking=parsed.flag("thinking"),
         profile=parsed.text("agent") or None,
         directory=directory,
-        reasoning=("shown" if thinking else "hidden") if build.thinking_gates_reasoning else "",
+        reasoning=reasoning,
     )
 
 
