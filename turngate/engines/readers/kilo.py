@@ -42,11 +42,10 @@ from turngate.engines.readers.events import (
     RawLine,
     Reasoning,
     SessionId,
-    ToolCall,
-    ToolResult,
     Transcript,
     TurnEnd,
 )
+from turngate.engines.readers.opencode import tool_events
 
 # The type an unknown event gets for a text printed after the run failed.
 TEXT_AFTER_ERROR = "text after error"
@@ -89,30 +88,13 @@ def _record_events(record: JsonObject, line: Line, failed: bool) -> list[Event]:
                 return [unknown(record, line, STDOUT, TEXT_AFTER_ERROR)]
             return [AssistantText(text, STDOUT, at)]
         case "tool_use":
-            return _tool_events(record, part, line)
+            return tool_events(record, part, line)
         case "error":
             error = _error_event(record, line)
             return [error] if not isinstance(error, EngineError) else [error, TurnEnd(False, STDOUT, at)]
         case "step_finish":
             return [TurnEnd(str_field(part, "reason") == "stop", STDOUT, at)]
     return [unknown(record, line, STDOUT)]
-
-
-def _tool_events(record: JsonObject, part: JsonObject | None, line: Line) -> list[Event]:
-    """A call, and its result: kilo prints a tool part once it is ``completed`` or ``error``."""
-    at = line.offset
-    name = str_field(part, "tool")
-    call_id = str_field(part, "callID") or str_field(part, "id")
-    state = object_field(part, "state")
-    if name is None or call_id is None or state is None:
-        return [unknown(record, line, STDOUT)]
-    call = ToolCall(name, state.get("input"), call_id, STDOUT, at)
-    match str_field(state, "status"):
-        case "completed":
-            return [call, ToolResult(call_id, str_field(state, "output") or "", True, STDOUT, at)]
-        case "error":
-            return [call, ToolResult(call_id, str_field(state, "error") or "", False, STDOUT, at)]
-    return [call]
 
 
 def _error_event(record: JsonObject, line: Line) -> Event:

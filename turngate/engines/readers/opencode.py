@@ -69,7 +69,7 @@ def _record_events(record: JsonObject, line: Line) -> list[Event]:
                 return [unknown(record, line, STDOUT)]
             return [AssistantText(text, STDOUT, at) if kind == "text" else Reasoning(text, STDOUT, at)]
         case "tool_use":
-            return _tool_events(record, part, line)
+            return tool_events(record, part, line)
         case "error":
             return [_error_event(record, line)]
         case "step_finish":
@@ -77,8 +77,9 @@ def _record_events(record: JsonObject, line: Line) -> list[Event]:
     return [unknown(record, line, STDOUT)]
 
 
-def _tool_events(record: JsonObject, part: JsonObject | None, line: Line) -> list[Event]:
-    """A call, and its result once the tool has finished (``completed`` or ``error``)."""
+def tool_events(record: JsonObject, part: JsonObject | None, line: Line) -> list[Event]:
+    """A call, and its result once the tool has finished (``completed`` or ``error``): opencode's
+    tool part, which its fork kilo prints the same way (only once the tool has finished)."""
     at = line.offset
     name = str_field(part, "tool")
     call_id = str_field(part, "callID") or str_field(part, "id")
