@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 
-from turngate.engines.fake.argv.commander import Program, UsageProblem, help_text, without_entries
+from turngate.engines.fake.argv.commander import Program, help_text, print_command, without_entries
 from turngate.engines.fake.invocation import Invocation, UsageError
 
 TYPE_CHECKING = False
@@ -58,22 +58,10 @@ def help_for(resumable: bool) -> str:
 def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool) -> Invocation:
     """Parse claude's argv (program name excluded), or raise `UsageError` as the real CLI fails."""
     program = Program(help_for(resumable), version_flags=("-v", "--version"), help_flags=("-h", "--help"))
-    try:
-        parsed = program.parse(argv)
-    except UsageProblem as problem:
-        raise UsageError(f"{problem}\n", 1) from None
-    if parsed.version:
-        return Invocation(engine=ENGINE, action="version", text=VERSION_LINE)
-    if parsed.help:
-        return Invocation(engine=ENGINE, action="help", text=program.help_text)
-    if parsed.operands and parsed.operands[0] in program.commands:
-        raise UsageError(f"turngate fake claude: 'claude {parsed.operands[0]}' is not simulated\n", 1)
-    if len(parsed.operands) > 1:
-        count = len(parsed.operands)
-        raise UsageError(f"error: too many arguments. Expected 1 argument but got {count}.\n", 1)
-    if not parsed.flag("print"):
-        raise UsageError("turngate fake claude: the interactive session is not simulated; pass -p\n", 1)
-    return _invocation(parsed, stdin_is_tty)
+    checked = print_command(ENGINE, program, argv, VERSION_LINE)
+    if isinstance(checked, Invocation):  # help or version
+        return checked
+    return _invocation(checked, stdin_is_tty)
 
 
 def _invocation(parsed: Parsed, stdin_is_tty: bool) -> Invocation:

@@ -20,7 +20,7 @@ it resumes the latest session, as `-c` does (assumed; not captured).
 
 from __future__ import annotations
 
-from turngate.engines.fake.argv.commander import Program, UsageProblem, help_text, without_entries
+from turngate.engines.fake.argv.commander import Program, help_text, print_command, without_entries
 from turngate.engines.fake.invocation import Invocation, UsageError
 
 TYPE_CHECKING = False
@@ -42,22 +42,10 @@ def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool) -> Invocation
     program = Program(
         help_for(resumable), version_flags=("-v", "-V", "--version"), help_flags=("-h", "--help")
     )
-    try:
-        parsed = program.parse(argv)
-    except UsageProblem as problem:
-        raise UsageError(f"{problem}\n", 1) from None
-    if parsed.version:
-        return Invocation(engine=ENGINE, action="version", text=VERSION + "\n")
-    if parsed.help:
-        return Invocation(engine=ENGINE, action="help", text=program.help_text)
-    if parsed.operands and parsed.operands[0] in program.commands:
-        raise UsageError(f"turngate fake codebuddy: 'codebuddy {parsed.operands[0]}' is not simulated\n", 1)
-    if len(parsed.operands) > 1:
-        count = len(parsed.operands)
-        raise UsageError(f"error: too many arguments. Expected 1 argument but got {count}.\n", 1)
-    if not parsed.flag("print"):
-        raise UsageError("turngate fake codebuddy: the interactive session is not simulated; pass -p\n", 1)
-    return _invocation(parsed, stdin_is_tty)
+    checked = print_command(ENGINE, program, argv, VERSION + "\n")
+    if isinstance(checked, Invocation):  # help or version
+        return checked
+    return _invocation(checked, stdin_is_tty)
 
 
 def _invocation(parsed: Parsed, stdin_is_tty: bool) -> Invocation:

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import os
 
+from turngate.engines.fake.invocation import Invocation, UsageError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -300,3 +302,25 @@ def without_entries(text: str, words: Sequence[str]) -> str:
         for block in blocks
         if not (block.startswith("  ") and any(word in block.lower() for word in lowered))
     )
+
+
+def print_command(engine: str, program: Program, argv: list[str], version_text: str) -> Parsed | Invocation:
+    """A `-p` (print mode) command line of a Claude Code-like CLI (claude, codebuddy): their help or
+    version, else the parsed options with one prompt, or `UsageError` as the real CLI fails (one of its
+    subcommands, more than one prompt word, no `-p`: its terminal UI, which is not simulated)."""
+    try:
+        parsed = program.parse(argv)
+    except UsageProblem as problem:
+        raise UsageError(f"{problem}\n", 1) from None
+    if parsed.version:
+        return Invocation(engine=engine, action="version", text=version_text)
+    if parsed.help:
+        return Invocation(engine=engine, action="help", text=program.help_text)
+    if parsed.operands and parsed.operands[0] in program.commands:
+        raise UsageError(f"turngate fake {engine}: '{engine} {parsed.operands[0]}' is not simulated\n", 1)
+    if len(parsed.operands) > 1:
+        count = len(parsed.operands)
+        raise UsageError(f"error: too many arguments. Expected 1 argument but got {count}.\n", 1)
+    if not parsed.flag("print"):
+        raise UsageError(f"turngate fake {engine}: the interactive session is not simulated; pass -p\n", 1)
+    return parsed
