@@ -27,24 +27,7 @@ def test_the_corpus_covers_every_engine_with_several_captures() -> None:
     assert all(count >= 5 for count in per_engine.values()), per_engine
 
 
-# Real kilo 7.7.x ends an answer cut mid-stream with step_finish reason "other" and exits 0; the
-# reference reads only step_finish "stop" as kilo's turn end (as opencode's), so it fails the turn
-# while the capture expects the marker to count. Which is right is open (issue 26): recorded, not hidden.
-OPEN = frozenset(
-    {"kilo/real-7.7.2-hazard-cut", "kilo/real-7.7.2-hazard-cut-retried", "kilo/real-7.7.7-hazard-cut-retried"}
-)
-
-
-@pytest.mark.parametrize(
-    "capture",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="kilo's cut-answer turn end: open"))
-        if c.name in OPEN
-        else c
-        for c in CAPTURES
-    ],
-    ids=[capture.name for capture in CAPTURES],
-)
+@pytest.mark.parametrize("capture", CAPTURES, ids=[capture.name for capture in CAPTURES])
 def test_capture_decision(capture: Any, snapshot: Any) -> None:
     seen = as_json(replay(capture))
     decision = seen["decision"]

@@ -307,6 +307,17 @@ def test_the_first_step_at_once_and_the_no_output_string_error(bench: EngineBenc
     assert empty.returncode == 1
 
 
+@pytest.mark.parametrize("capture", ["real-7.7.2-hazard-cut", "real-7.7.7-hazard-cut-retried"])
+def test_a_cut_that_ends_its_step_as_the_real_one(bench: EngineBench, capture: str) -> None:
+    """Most real cut turns: no error, the text, step_finish reason other without metrics, exit 0."""
+    cut = {"steps": [{"say": GREETING}, {"model_error": {"cut": True, "retries": 7}}]}
+    bench.case("cut", turns=[cut], variants={"kilo": {"cut_ends_step": True}})
+    played = bench.run("kilo", skill_runner_args("Run the skill. tg-case-cut"))
+    assert shape(played.stdout) == shape((REAL / capture / "stdout").read_bytes())
+    assert played.json_lines()[-1]["part"]["reason"] == "other"
+    assert (played.returncode, played.stderr) == (0, b"")
+
+
 def test_a_request_retried_into_success_goes_on_silently(bench: EngineBench) -> None:
     steps = [{"model_error": {"status": 429, "retries": 2, "recovers": True}}, {"say": GREETING}]
     bench.case("retried", turns=[{"steps": steps}])

@@ -42,7 +42,12 @@ VARIANT_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen": {"goal_state": True},
     # codebuddy 2.118.2 prints some reply texts only in result.result ("observed": as it was seen).
     "codebuddy": {"text_in_result_only": "observed", "result_echo": True},
-    "kilo": {"error_before_step": True, "text_after_error": False, "error_string": False},
+    "kilo": {
+        "error_before_step": True,
+        "text_after_error": False,
+        "error_string": False,
+        "cut_ends_step": False,
+    },
 }
 
 

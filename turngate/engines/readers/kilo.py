@@ -3,9 +3,19 @@
 The events are opencode's (``turngate.engines.readers.opencode``): ``step_start``;
 ``text`` and ``reasoning`` (``part.text``); ``tool_use`` (a finished call and its
 result: ``part.tool``, ``part.state.input``, ``part.state.output`` or
-``part.state.error``); ``step_finish`` (``part.reason``: ``stop`` ends the turn,
-``tool-calls`` ends a step the turn goes on after); ``error``. What kilo does
-otherwise (docs/fake-engines.md, "kilo"):
+``part.state.error``); ``step_finish`` (``part.reason``: ``tool-calls`` ends a
+step the turn goes on after, ``unknown`` one the model is asked again after,
+any other reason ends the turn); ``error``. What kilo does otherwise
+(docs/fake-engines.md, "kilo"):
+
+- a model stream cut after a complete answer ends its step with reason
+  ``other``, and kilo exits 0 (real 7.7.2 and 7.7.7,
+  ``corpus/kilo/real-*-hazard-cut*``): kilo itself ended the turn and reports
+  no failure, so ``other`` ends the turn as ``stop`` does. Spec 000 Decision 1
+  and 001 weigh the marker unless the process was interrupted; it was not
+  (Skill-Runner v0.7.9 reads any ``step_finish`` reason as the turn's end,
+  too). opencode keeps ENGINE_FORMATS.md's ``stop`` (a cut opencode says
+  ``unknown`` and asks again, forever);
 
 - ``error`` is printed once kilo has given up on the run (its retries print
   nothing), so it ends the turn as a failure, whatever its ``isRetryable``
@@ -21,6 +31,8 @@ Only the last step's text is the reply (as opencode): the reader gives every
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from turngate.engines.readers._stream import (
     STDERR,
@@ -72,6 +84,11 @@ def read(stdout: bytes, stderr: bytes = b"") -> Transcript:
     return Transcript("kilo", tuple(events))
 
 
+# The reasons after which kilo's turn goes on (a tool call's step, a model asked again); a missing
+# reason is no end either. Any other reason ends the turn (the module's docstring).
+_STEP_GOES_ON: Final = frozenset({"tool-calls", "unknown", None})
+
+
 def _record_events(record: JsonObject, line: Line, failed: bool) -> list[Event]:
     at = line.offset
     part = object_field(record, "part")
@@ -93,7 +110,7 @@ def _record_events(record: JsonObject, line: Line, failed: bool) -> list[Event]:
             error = _error_event(record, line)
             return [error] if not isinstance(error, EngineError) else [error, TurnEnd(False, STDOUT, at)]
         case "step_finish":
-            return [TurnEnd(str_field(part, "reason") == "stop", STDOUT, at)]
+            return [TurnEnd(str_field(part, "reason") not in _STEP_GOES_ON, STDOUT, at)]
     return [unknown(record, line, STDOUT)]
 
 

@@ -29,7 +29,11 @@ Variants (`variants: {kilo: {...}}`): `text_after_error` holds each text part
 until the next line (an error goes first: the cut hazard's `step_start`,
 `error`, `text`); `error_string` ends a failed turn that wrote no error as
 kilo's run does when the model answered nothing: an empty step, then
-`"error": "run ended without an assistant message\\n the model returned no output"`.
+`"error": "run ended without an assistant message\\n the model returned no output"`;
+`cut_ends_step` ends a stream cut short as kilo did on most cut turns (7.7.2 and
+7.7.7, `corpus/kilo/real-*-hazard-cut*`): no error at all, the answer's text,
+then `step_finish` reason `other` with no `metrics` and zero tokens (no
+`total`), and exit 0.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ class EventFormat(opencode.EventFormat):
         self.error_before_step = bool(context.variant["error_before_step"])
         self.text_after_error = bool(context.variant["text_after_error"])
         self.error_string = bool(context.variant["error_string"])
+        self.cut_ends_step = bool(context.variant["cut_ends_step"])
         self.step_open = False
         self.step_started_ms = 0
         self.held: list[tuple[int, bytes]] = []  # a text part not written yet (text_after_error)
@@ -127,18 +132,25 @@ class EventFormat(opencode.EventFormat):
             lines.append(self._step_start())
         return lines
 
-    def _step_finish(self, reason: str) -> tuple[int, bytes]:
-        input_tokens, output_tokens = 1000 + tokens(self.context.prompt), tokens(self.reply)
+    def _step_finish(self, reason: str, *, counted: bool = True) -> tuple[int, bytes]:
+        # a cut stream's step ends with nothing counted (the usage comes last, and never came)
+        input_tokens, output_tokens = (
+            (1000 + tokens(self.context.prompt), tokens(self.reply)) if counted else (0, 0)
+        )
         end = self.context.clock.ms()
         elapsed = max(1, end - self.step_started_ms)
         part = self._part(
             "step-finish",
             reason=reason,
-            metrics={"generation": _js_number(output_tokens * 1000 / elapsed), "source": "computed"},
+            **(
+                {"metrics": {"generation": _js_number(output_tokens * 1000 / elapsed), "source": "computed"}}
+                if counted
+                else {}
+            ),
             time={"start": self.step_started_ms, "end": end, "elapsed": elapsed},
             cost=0,
             tokens={
-                "total": input_tokens + output_tokens,
+                **({"total": input_tokens + output_tokens} if counted else {}),
                 "input": input_tokens,
                 "output": output_tokens,
                 "reasoning": 0,
@@ -261,6 +273,9 @@ class EventFormat(opencode.EventFormat):
         1; a request that succeeds on a retry goes on with the turn."""
         if spec["recovers"]:
             return [], RECOVERED
+        if spec["cut"] and self.cut_ends_step:
+            lines = [*self._new_step_after_tool(), *self._flush()]
+            return [*lines, self._step_finish("other", counted=False)], 0
         if spec["cut"]:
             socket = {"code": "ECONNRESET", "syscall": "", "message": SOCKET_CLOSED}
             message = spec["message"] if spec["message"] is not None else STREAM_CUT
