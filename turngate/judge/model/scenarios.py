@@ -58,7 +58,7 @@ def config_of(scenario: Scenario, engine: str, reading: str | None = None) -> Ru
     return RunConfig(
         engine=engine,
         mode=str(runtime["mode"]),
-        turns=tuple(scenario.engine_script.get("turns", ())),
+        turns=_as_played(scenario.engine_script, engine),
         profile=str(runtime.get("profile") or "resumable"),
         require_user_reply=bool(runtime.get("require_user_reply", True)),
         session_timeout_sec=float(runtime.get("session_timeout_sec", DEFAULT_SESSION_TIMEOUT_SEC)),
@@ -66,6 +66,25 @@ def config_of(scenario: Scenario, engine: str, reading: str | None = None) -> Ru
         output_schema=schema if schema is not None else {"type": "object"},
         readings=readings_named(reading or scenario.default_reading),
     )
+
+
+def _as_played(script: Mapping[str, Any], engine: str) -> tuple[Mapping[str, Any], ...]:
+    """The script's turns as the engine plays them, where an engine's variant changes what a step means:
+    kilo's ``cut_ends_step`` ends a cut stream's turn as a finished one (the answer, ``step_finish``
+    reason ``other``, exit 0; docs/fake-engines.md, kilo), so its turn is the steps before the cut."""
+    turns = tuple(script.get("turns", ()))
+    if not script.get("variants", {}).get(engine, {}).get("cut_ends_step"):
+        return turns
+    return tuple(_cut_ends_turn(turn) for turn in turns)
+
+
+def _cut_ends_turn(turn: Mapping[str, Any]) -> Mapping[str, Any]:
+    steps = list(turn.get("steps", ()))
+    for index, step in enumerate(steps):
+        error = step.get("model_error") if isinstance(step, Mapping) else None
+        if isinstance(error, Mapping) and error.get("cut") and not error.get("recovers"):
+            return {**turn, "steps": steps[:index], "end": "completed", "exit_code": 0}
+    return turn
 
 
 def source_of(sentence_id: str) -> dict[str, str]:
