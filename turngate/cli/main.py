@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from turngate import __version__
 from turngate.base.arguments import OneLineParser, at_least_one, port, positive_seconds
@@ -139,11 +142,43 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     serve.set_defaults(handler=_serve)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each top-level command but `engines` and `serve` (below), in the order `turngate --help` lists them,
+# with the function that adds it (and its siblings) to the parser: a command line builds only the
+# command it names, so `turngate list` does not import the server, the probe or the drift tools.
+_COMMANDS: Final = (
+    (("run",), "turngate.cli.run:add_command"),
+    (("list", "show"), "turngate.cli.catalog_commands:add_list_and_show"),
+    (("report", "baseline"), "turngate.cli.saved_reports:add_commands"),
+    (("catalog",), "turngate.cli.catalog_commands:add_catalog_check"),
+    (("editions",), "turngate.cli.editions_command:add_command"),
+    (("serve",), "turngate.cli.main:_add_serve"),
+    (("replay", "drift", "record"), "turngate.cli.drift:add_commands"),
+    (("probe",), "turngate.judge.probe:add_command"),
+    (("coverage",), "turngate.tools.coverage:add_command"),
+    (("mutants",), "turngate.cli.mutants:add_commands"),
+    (("explore",), "turngate.cli.explore:add_command"),
+)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the command line, only the command it names (every one when it names none:
+    `turngate --help`, a mistyped command)."""
     parser = OneLineParser(prog="turngate", description=__doc__)
     parser.add_argument("--version", action="version", version=f"turngate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    known = {"engines", *(name for names, _ in _COMMANDS for name in names)}
+    wanted = named if named in known else None
+    if wanted in (None, "engines"):
+        _add_engines(commands)
+    for names, adder in _COMMANDS:
+        if wanted is None or wanted in names:
+            module, function = adder.split(":")
+            getattr(importlib.import_module(module), function)(commands)
+    return parser
 
+
+def _add_engines(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     engines = commands.add_parser("engines", help="the fake engines")
     engine_commands = engines.add_subparsers(dest="engines_command", required=True)
 
@@ -174,34 +209,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_real_engine_commands(engine_commands)
 
-    from turngate.cli import catalog_commands, run, saved_reports
-
-    # In this order: `turngate --help` lists the commands as they are added.
-    run.add_command(commands)
-    catalog_commands.add_list_and_show(commands)
-    saved_reports.add_commands(commands)
-    catalog_commands.add_catalog_check(commands)
-    from turngate.cli.editions_command import add_command as add_editions_command
-
-    add_editions_command(commands)
-    _add_serve(commands)
-    from turngate.cli.drift import add_commands as add_drift_commands
-
-    add_drift_commands(commands)
-    from turngate.judge.probe import add_command as add_probe_command
-
-    add_probe_command(commands)
-    from turngate.tools.coverage import add_command as add_coverage_command
-
-    add_coverage_command(commands)
-    from turngate.cli.mutants import add_commands as add_mutant_commands
-
-    add_mutant_commands(commands)
-    from turngate.cli.explore import add_command as add_explore_command
-
-    add_explore_command(commands)
-    return parser
-
 
 def main(argv: list[str] | None = None) -> int:
     """Every way a command can end is an exit status and at most one line on stderr: bad input (2),
@@ -210,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     from turngate.base.terminal import end_quietly_on_closed_pipe
     from turngate.cli.run import EXIT_INTERRUPTED
 
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words).parse_args(words)
     try:
         result: int = args.handler(args)
         sys.stdout.flush()

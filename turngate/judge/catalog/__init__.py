@@ -196,11 +196,36 @@ def _short(value: object) -> object:
     return value if len(text) <= 80 else text[:77] + "..."
 
 
+# Catalogs read in this process, by their files as they were then (path, size, mtime): a scenario is
+# frozen, so one reading serves every caller (a test process, a pytest session, a judge asking again);
+# a file changed, added or removed is a new key.
+_READ: Final[dict[tuple[Any, ...], tuple[Scenario, ...]]] = {}
+_READ_KEPT: Final = 4
+
+
 def load_catalog(root: Path = CATALOG_DIR, *, paths: Sequence[Path] | None = None) -> tuple[Scenario, ...]:
     """Every scenario under ``root``, sorted by ID; IDs are unique."""
     files = sorted(paths) if paths is not None else sorted(root.rglob("*.yaml"))
     if not files:
         raise CatalogError(root, "(catalog)", None, "no scenario files")
+    try:
+        key: tuple[Any, ...] | None = (
+            str(root),
+            *((str(path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files),
+        )
+    except OSError:  # a file gone meanwhile: read as asked, and let the reading say what is missing
+        key = None
+    if key is not None and key in _READ:
+        return _READ[key]
+    catalog = _read_catalog(root, files)
+    if key is not None:
+        if len(_READ) >= _READ_KEPT:  # a long-lived process never holds many: the oldest goes
+            del _READ[next(iter(_READ))]
+        _READ[key] = catalog
+    return catalog
+
+
+def _read_catalog(root: Path, files: Sequence[Path]) -> tuple[Scenario, ...]:
     scenarios = [load_scenario(path, root) for path in files]
     seen: dict[str, Path] = {}
     for scenario in scenarios:
