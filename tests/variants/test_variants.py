@@ -3,8 +3,10 @@
 In-process, each variant is judged on the whole catalog: the variant that changes
 what a client sends back runs live on one engine; every other one is shown one
 run of the reference per scenario (the spec's four engines in turn), through
-`variant_observation` (what its connector shows), and judged. The reference itself is pinned by the goldens. Over HTTP, `turngate serve --variant skill-runner`
-(every Skill-Runner convention at once) runs the whole catalog on codex.
+`variant_observation` (what its connector shows), and judged. The reference
+itself is pinned by the goldens. Over HTTP, `turngate serve --variant
+skill-runner` (every Skill-Runner convention at once) runs the whole catalog on
+codex.
 """
 
 from __future__ import annotations
