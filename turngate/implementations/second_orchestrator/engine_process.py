@@ -87,9 +87,13 @@ class EngineProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def send(self, line: str) -> bool:
-        """Start the next resident turn: the reply as one line on stdin."""
-        self.offsets = (self.out.size(), self.err.size())
+    def send(self, line: str, new_turn: bool = True) -> bool:
+        """Start the next resident turn: the reply as one line on stdin.
+
+        ``new_turn`` false: the first message of a process started without a prompt, whose
+        turn began with the process (nothing it printed so far is dropped)."""
+        if new_turn:
+            self.offsets = (self.out.size(), self.err.size())
         if self.proc.stdin is None or not self.alive():
             return False
         try:
