@@ -22,7 +22,7 @@ from .run_record import TERMINAL, Run
 from .run_store import Store
 from .slot_pool import SlotPool
 from .turn_decision import Decision, Evidence, decide
-from .turn_evidence import evaluate, turn_over
+from .turn_evidence import evaluate, has_end_signal, turn_over
 
 DEFAULT_SESSION_TIMEOUT: Final = 1200.0
 DEFAULT_TURN_TIMEOUT: Final = 45.0  # below the protocol's 60 s answer timeout
@@ -123,7 +123,11 @@ class Orchestrator:
         env = {**os.environ, **run.engine_env}
         reply = run.queued_reply
         sticky = run.profile == "sticky_process" and run.mode == "interactive"
-        over = turn_over(run.engine, run.gemini_format) if sticky else None
+        over = (
+            turn_over(run.engine, run.gemini_format)
+            if sticky or has_end_signal(run.engine, run.gemini_format)
+            else None
+        )
         if sticky and self.resident is not None and reply is not None:
             if not self.resident.send(engine_commands.stdin_line(run.engine, str(reply["text"]))):
                 self._finish(Decision("failed", "INTERACTION_PROCESS_LOST", "INTERACTION_PROCESS_LOST"))
