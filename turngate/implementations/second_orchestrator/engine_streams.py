@@ -36,7 +36,7 @@ def _lines(data: bytes) -> list[dict[str, Any]]:
             continue
         try:
             row = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if isinstance(row, dict):
             rows.append(row)
@@ -104,7 +104,7 @@ def _gemini_document(data: bytes) -> dict[str, Any] | None:
         tries += 1
         try:
             doc, _ = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             doc = None
         if isinstance(doc, dict) and ({"session_id", "response", "error"} & doc.keys()):
             return doc
@@ -174,7 +174,7 @@ def read_iflow(stdout: bytes, stderr: bytes) -> Transcript:
         ended = True
         try:
             info = json.loads(block.strip())
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if isinstance(info, dict):
             session = _str(info.get("session-id")) or session
