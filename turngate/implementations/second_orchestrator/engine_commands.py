@@ -68,31 +68,38 @@ def build(
     if engine == "kilo":
         where = ["--dir", str(rundir)] if rundir is not None else []
         session = ["--session", session_id] if session_id is not None else []
-        return [exe, "run", *where, "--format", "json", "--auto", "--thinking", *session, prompt]
+        auto = [] if session_id is not None and bug("kilo_resume_drops_auto") else ["--auto"]
+        return [exe, "run", *where, "--format", "json", *auto, "--thinking", *session, prompt]
     if engine == "claude":
         resume = ["--resume", session_id] if session_id is not None else []
         stream = ["-p", "--output-format", "stream-json", "--verbose"]
-        if resident:
+        if resident and stdin_messages(engine):
             return [exe, *resume, "-p", "--input-format", "stream-json", *stream[1:]]
         return [exe, *resume, *stream, prompt]
     if engine == "qwen":
-        common = ["--output-format", "stream-json", "--approval-mode", "yolo"]
+        yolo = [] if session_id is not None and bug("qwen_resume_drops_yolo") else ["--approval-mode", "yolo"]
+        common = ["--output-format", "stream-json", *yolo]
         resume = ["--resume", session_id] if session_id is not None else []
-        if resident:
+        if resident and stdin_messages(engine):
             return [exe, "--input-format", "stream-json", *common, *resume]
         return [exe, *common, *resume, "-p", prompt]
     if engine == "codebuddy":
         common = ["-p", "--output-format", "stream-json", "--permission-mode", "bypassPermissions"]
         resume = ["-r", session_id] if session_id is not None else []
-        if resident:
+        if resident and stdin_messages(engine):
             return [exe, "-p", "--input-format", "stream-json", *common[1:], *resume]
         return [exe, *common, *resume, prompt]
     raise ValueError(f"unknown engine {engine!r}")
 
 
+def stdin_messages(engine: str) -> bool:
+    """Whether a resident ``engine`` takes every user message as a stream-json line on stdin."""
+    return engine in STREAM_JSON_STDIN and not bug("sticky_sdk_prompt_in_argv")
+
+
 def stdin_line(engine: str, text: str) -> str:
     """One user message for a resident process: a stream-json line, or the text itself."""
-    if engine in STREAM_JSON_STDIN:
+    if stdin_messages(engine):
         message = {"type": "user", "message": {"role": "user", "content": text}}
         return json.dumps(message, ensure_ascii=False)
     return text

@@ -28,10 +28,10 @@ class Transcript:
     error: str | None = None
 
 
-def _lines(data: bytes) -> list[dict[str, Any]]:
+def _lines(data: bytes, guard: int | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for raw in data.splitlines():
-        text = raw.decode("utf-8", "replace").strip()
+        text = raw[:guard].decode("utf-8", "replace").strip()
         if not text.startswith("{"):
             continue
         try:
@@ -249,11 +249,19 @@ def read_kilo(stdout: bytes, stderr: bytes) -> Transcript:
             steps[-1].append(text)
             replies.append(text)
         elif kind == "step_finish":
-            ended = part.get("reason") != "tool-calls"
+            reason = part.get("reason")
+            if bug("kilo_stop_reason_only"):
+                ended = reason == "stop"
+            elif bug("kilo_tool_step_ends_turn"):
+                ended = True
+            else:
+                ended = reason != "tool-calls"
         elif kind == "error":
             failed = True
             error = _kilo_error(row.get("error"))
     last = next((texts for texts in reversed(steps) if texts), [])
+    if bug("kilo_all_steps_reply"):
+        last = [text for texts in steps for text in texts]
     if len(last) > 1:
         replies.append("\n".join(last))  # the last step's parts, one reply
     return Transcript(tuple(replies), session, ended and not failed, failed, error)
@@ -271,9 +279,10 @@ def _kilo_error(err: object) -> str:
 
 
 SDK_SUCCESS: Final = ("success",)
+SDK_LINE_GUARD: Final = 4096
 
 
-def read_sdk_stream(stdout: bytes, stderr: bytes) -> Transcript:
+def read_sdk_stream(engine: str, stdout: bytes, stderr: bytes) -> Transcript:
     """claude, qwen and codebuddy ``--output-format stream-json``: Agent-SDK messages.
 
     ``system``/``init`` opens a turn and names the session; each ``assistant`` event carries
@@ -291,21 +300,23 @@ def read_sdk_stream(stdout: bytes, stderr: bytes) -> Transcript:
     init_session: str | None = None
     ended = failed = False
     error: str | None = None
-    for row in _lines(stdout):
+    from_result_only = engine == "claude" and bug("claude_reply_from_result_only")
+    for row in _lines(stdout, SDK_LINE_GUARD if bug("sdk_lines_cut_at_4096") else None):
         kind = row.get("type")
         session = session or _str(row.get("session_id"))
         if kind == "system" and row.get("subtype") == "init":
             init_session = init_session or _str(row.get("session_id"))
-        elif kind == "assistant":
+        elif kind == "assistant" and not from_result_only:
             replies += _sdk_texts(row.get("message"))
         elif kind == "result":
             ended = True
-            subtype = row.get("subtype")
-            if row.get("is_error") is True or subtype not in SDK_SUCCESS:
+            if _sdk_result_failed(engine, row):
                 failed = True
                 error = _sdk_error(row)
                 continue
             text = _str(row.get("result"))
+            if engine == "codebuddy" and bug("codebuddy_result_text_ignored"):
+                text = None
             if text and text.strip() and (not replies or replies[-1].strip() != text.strip()):
                 replies.append(text)
             structured = row.get("structured_output")
@@ -316,6 +327,18 @@ def read_sdk_stream(stdout: bytes, stderr: bytes) -> Transcript:
             err = row.get("error")
             error = err if isinstance(err, str) else _sdk_error(row)
     return Transcript(tuple(replies), init_session or session, ended and not failed, failed, error)
+
+
+def _sdk_result_failed(engine: str, row: dict[str, Any]) -> bool:
+    subtype_failed = row.get("subtype") not in SDK_SUCCESS
+    # the result only ends the turn; the exit code is left to say how it went
+    if engine == "qwen" and bug("qwen_error_result_ignored"):
+        return False
+    if engine == "codebuddy" and bug("codebuddy_error_result_ignored"):
+        return False
+    if engine == "claude" and bug("claude_is_error_ignored"):
+        return subtype_failed
+    return row.get("is_error") is True or subtype_failed
 
 
 def _sdk_blocks(message: object) -> list[dict[str, Any]]:
@@ -360,5 +383,5 @@ def read(engine: str, gemini_format: str, stdout: bytes, stderr: bytes) -> Trans
     if engine == "kilo":
         return read_kilo(stdout, stderr)
     if engine in ("claude", "qwen", "codebuddy"):
-        return read_sdk_stream(stdout, stderr)
+        return read_sdk_stream(engine, stdout, stderr)
     raise ValueError(f"unknown engine {engine!r}")

@@ -147,7 +147,7 @@ class Orchestrator:
             proc = EngineProcess(argv, rundir, env, resident=sticky)
             if sticky:
                 self.resident = proc
-                if run.engine in engine_commands.STREAM_JSON_STDIN:
+                if engine_commands.stdin_messages(run.engine):
                     # started without a prompt: the first message is a line on its stdin too
                     proc.send(engine_commands.stdin_line(run.engine, text), new_turn=False)
         raw = proc.wait_turn(run.turn_timeout, over)
