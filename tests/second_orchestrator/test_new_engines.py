@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from turngate.implementations.second_orchestrator import engine_commands, engine_streams
+from turngate.implementations.second_orchestrator import engine_commands, engine_process, engine_streams
 from turngate.implementations.second_orchestrator.engine_process import TurnBytes
 from turngate.implementations.second_orchestrator.turn_decision import Evidence, decide
-from turngate.implementations.second_orchestrator.turn_evidence import evaluate
+from turngate.implementations.second_orchestrator.turn_evidence import evaluate, turn_over
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_ENGINES = ("claude", "qwen", "kilo", "codebuddy")
@@ -177,12 +177,12 @@ HOSTILE = [
     b'{"type":"result","subtype":["x"],"errors":[{"a":1}],"error":"s","result":7,"structured_output":[1]}\n',
     b'{"type":"step_finish","part":[]}\n{"type":"text","part":{"text":null}}\n{"type":"error","error":{"data":5}}\n',
     b"[1,2]\n" + b"{" * 5000 + b"\n",
-    b'{"a":' + b"[" * 100_000 + b"\n",  # nesting deeper than the parser's recursion limit
-    b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"[" * 100_000 + b'"}]}}\n',
+    b'{"a":' + b"[" * 5_000 + b"\n",  # nesting deeper than the parser's recursion limit
+    b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"[" * 5_000 + b'"}]}}\n',
     b'{"type":"text","part":{"text":"<ASK_USER_YAML>\\n'
-    + b"[" * 100_000
+    + b"[" * 5_000
     + b'\\n</ASK_USER_YAML> {\\"a\\": '
-    + b"[" * 100_000
+    + b"[" * 5_000
     + b'"}}\n',
 ]
 
@@ -192,6 +192,22 @@ def test_hostile_streams_never_raise(engine: str) -> None:
     for data in HOSTILE:
         raw = TurnBytes(data, data, 0, False, True)
         evaluate(engine, "json", raw, GREETING, "interactive")
+
+
+def test_an_engine_lingering_after_its_end_of_turn_is_stopped_and_its_turn_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine_process, "LINGER_LIMIT", 0.1)
+    end = json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "hi"})
+    script = f"echo '{end}'; exec sleep 600"
+    proc = engine_process.EngineProcess(
+        ["sh", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"}, resident=False
+    )
+    raw = proc.wait_turn(120.0, turn_over("claude", "json"))  # the watchdog is far: the linger limit ends it
+    assert not raw.timed_out and raw.exit_code is None
+    assert not proc.alive()
+    evidence = evaluate("claude", "json", raw, None, "interactive")
+    assert evidence.process_error is None and evidence.transcript.replies == ("hi",)
 
 
 def real_captures() -> list[Path]:
