@@ -35,21 +35,45 @@ SLICE = (
 )
 
 
-def test_conforming_build_passes_a_slice(tmp_path: Path) -> None:
+# The engines Skill-Runner v0.7.9 added: their format hazards, the resident stdin protocol,
+# resume turns and crashes.
+NEW_ENGINES = ("claude", "qwen", "kilo", "codebuddy")
+NEW_ENGINE_SLICE = (
+    "engine-format/",
+    "sticky-keeps-slot-across-turns",
+    "sticky-exceeded-after-reply",
+    "crash/sticky-after-reply",
+    "interaction-history/ask-reply-recorded",
+    "engine-fault/crash/exit-code",
+)
+
+
+def run_slice(tmp_path: Path, words: tuple[str, ...], engines: tuple[str, ...]) -> Counter[str]:
     report = tmp_path / "report.jsonl"
     target = f"cmd:{sys.executable} -m turngate.implementations.second_orchestrator"
     command = [str(Path(sys.executable).parent / "turngate"), "run", "--target", target, "--jobs", "2"]
-    for word in SLICE:
+    for word in words:
         command += ["-k", word]
-    command += ["--engine", "codex", "--engine", "gemini", "--report-json", str(report)]
+    for engine in engines:
+        command += ["--engine", engine]
+    command += ["--report-json", str(report)]
     subprocess.run(command, cwd=ROOT, capture_output=True, check=False, timeout=300)
-    rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in report.read_text(encoding="utf-8").split("\n") if line.strip()]
     cases = [row for row in rows if "outcome" in row and row.get("kind") != "header"]
-    outcomes = Counter(row["outcome"] for row in cases)
     bad = [
         (row["scenario_id"], row["engine"], row.get("message"))
         for row in cases
         if row["outcome"] in ("failed", "non-strict", "errored", "unreached")
     ]
     assert not bad, bad
+    return Counter(row["outcome"] for row in cases)
+
+
+def test_conforming_build_passes_a_slice(tmp_path: Path) -> None:
+    outcomes = run_slice(tmp_path, SLICE, ("codex", "gemini"))
     assert outcomes["passed"] >= 30, outcomes
+
+
+def test_conforming_build_passes_a_slice_on_the_new_engines(tmp_path: Path) -> None:
+    outcomes = run_slice(tmp_path, NEW_ENGINE_SLICE, NEW_ENGINES)
+    assert outcomes["passed"] >= 70, outcomes

@@ -77,7 +77,7 @@ def _clean(payload: object) -> Hint | None:
 def _yaml_hint(body: str) -> Hint | None:
     try:
         doc = yaml.safe_load(body)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # RecursionError: hostile nesting
         return None
     if isinstance(doc, dict) and "ask_user" in doc:
         return _clean(doc["ask_user"])
@@ -91,7 +91,7 @@ def _legacy_envelopes(text: str) -> list[tuple[int, int, object]]:
     for match in re.finditer(r'\{\s*"outcome"\s*:\s*"ask_user"', text):
         try:
             doc, end = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         found.append((match.start(), end, doc))
     return found

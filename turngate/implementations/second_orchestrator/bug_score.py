@@ -60,7 +60,10 @@ def judge(entry: Bug, report: Path) -> Score:
     killing: set[str] = set()
     cases: set[str] = set()
     other: set[str] = set()
-    for line in report.read_text(encoding="utf-8").splitlines():
+    # JSON Lines end at "\n" only: str.splitlines() would also cut at U+2028, U+0085, … in a case's text
+    for line in report.read_text(encoding="utf-8").split("\n"):
+        if not line.strip():
+            continue
         row = json.loads(line)
         if row.get("kind") == "header" or "outcome" not in row:
             continue

@@ -42,6 +42,10 @@ LIFE = "interactive-run-lifecycle"
 ARGV = "interactive-engine-turn-protocol/adapter-cli-command"
 STRICT = "interactive-run-lifecycle/strict-switch"
 SLOT = "interactive-run-lifecycle/waiting-slot-policy"
+SUCCESS = f"{LIFE}/completion-gate-by-mode/interactive-success#then"
+STRONG = "interactive-engine-turn-protocol/completion-by-mode/interactive-strong-evidence#then"
+INTERRUPTED = f"{LIFE}/pausable-lifecycle/incomplete-turn-enters-waiting#when-interrupted"
+D1_WAIT = "design/decision-1/dual-track-gate#3"
 
 BUGS: tuple[Bug, ...] = (
     Bug(
@@ -259,6 +263,77 @@ BUGS: tuple[Bug, ...] = (
         "restart_loses_pending",
         (f"{LIFE}/pausable-lifecycle/incomplete-turn-enters-waiting#and1",),
         "the pending interaction lives in memory only: after a restart a waiting run has none",
+    ),
+)
+
+# The engines Skill-Runner v0.7.9 added (claude, qwen, kilo, codebuddy): mistakes a reader or a
+# command line of theirs invites, from their documented formats and the real CLIs' bytes.
+BUGS += (
+    Bug(
+        "codebuddy_result_text_ignored",
+        (SUCCESS, STRONG, "design/decision-1/dual-track-gate#1"),
+        "codebuddy's reader takes replies from assistant events only (claude's reader reused), so a reply "
+        "codebuddy printed only as result.result is lost",
+    ),
+    Bug(
+        "claude_reply_from_result_only",
+        (SUCCESS, STRONG, "design/decision-1/dual-track-gate#1"),
+        "claude's reply (and marker) is read from result.result only, the assistant text events ignored",
+    ),
+    Bug(
+        "claude_is_error_ignored",
+        (INTERRUPTED, D1_WAIT),
+        "claude's result is judged by its subtype only, so an API error (subtype success, is_error true) "
+        "ends the turn as a success; only a non-zero exit still fails it",
+    ),
+    Bug(
+        "qwen_error_result_ignored",
+        (INTERRUPTED, D1_WAIT),
+        "qwen's result ends the turn whatever its subtype and is_error say (the exit code is trusted)",
+    ),
+    Bug(
+        "codebuddy_error_result_ignored",
+        (INTERRUPTED, D1_WAIT),
+        "codebuddy's failed result (error_during_execution, is_error) only ends the turn; codebuddy exits 0",
+    ),
+    Bug(
+        "sdk_lines_cut_at_4096",
+        (SUCCESS, STRONG),
+        "claude/qwen/codebuddy lines are cut at 4096 bytes (Skill-Runner's line guard, without its repair), "
+        "so claude's long result line, `type` after `result`, no longer ends the turn",
+    ),
+    Bug(
+        "kilo_stop_reason_only",
+        (SUCCESS, STRONG),
+        "a kilo turn ends only on step_finish reason stop; kilo 7.7.x ends a cut answer with reason other "
+        "and exits 0",
+    ),
+    Bug(
+        "kilo_tool_step_ends_turn",
+        (INTERRUPTED, D1_WAIT, SUCCESS),
+        "any kilo step_finish ends the turn, tool-calls included (the model is still to answer)",
+    ),
+    Bug(
+        "kilo_all_steps_reply",
+        ("design/decision-5/backend-pending-baseline#3", "design/decision-2/auto-output-validity#2"),
+        "kilo's reply is the text of every step joined (commentary before a tool call included), not the "
+        "last step's",
+    ),
+    Bug(
+        "sticky_sdk_prompt_in_argv",
+        (f"{SLOT}/sticky-keeps-slot#and1",),
+        "a sticky claude/qwen/codebuddy is started like the seed engines (-p PROMPT, replies as raw stdin "
+        "lines) instead of --input-format stream-json; the real CLIs exit after that first turn",
+    ),
+    Bug(
+        "qwen_resume_drops_yolo",
+        (f"{ARGV}#req1",),
+        "qwen resume turns omit --approval-mode yolo (believed kept by the session)",
+    ),
+    Bug(
+        "kilo_resume_drops_auto",
+        (f"{ARGV}#req1",),
+        "kilo resume turns omit --auto (believed kept by the session)",
     ),
 )
 

@@ -22,6 +22,9 @@ from typing import IO, Final
 
 MAX_STREAM: Final = 4 * 1024 * 1024  # bytes kept per stream per process; the rest is drained and dropped
 PIPE_GRACE: Final = 0.5  # seconds to wait for pipes after the engine has exited
+# After a one-shot engine signalled the end of its turn, how long it may take to exit before it is
+# stopped (within the turn's watchdog): the turn is over, the process only outlives it.
+LINGER_LIMIT: Final = 10.0
 POLL: Final = 0.02
 
 
@@ -80,6 +83,7 @@ class EngineProcess:
             start_new_session=True,  # its own process group, so kill() reaches its children
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
+        self.resident = resident
         self.out = _Sink(self.proc.stdout)
         self.err = _Sink(self.proc.stderr)
         self.offsets = (0, 0)
@@ -87,9 +91,13 @@ class EngineProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def send(self, line: str) -> bool:
-        """Start the next resident turn: the reply as one line on stdin."""
-        self.offsets = (self.out.size(), self.err.size())
+    def send(self, line: str, new_turn: bool = True) -> bool:
+        """Start the next resident turn: the reply as one line on stdin.
+
+        ``new_turn`` false: the first message of a process started without a prompt, whose
+        turn began with the process (nothing it printed so far is dropped)."""
+        if new_turn:
+            self.offsets = (self.out.size(), self.err.size())
         if self.proc.stdin is None or not self.alive():
             return False
         try:
@@ -100,21 +108,37 @@ class EngineProcess:
         return True
 
     def wait_turn(self, timeout: float, turn_over: Callable[[bytes, bytes], bool] | None) -> TurnBytes:
-        """Wait for the turn to end: process exit, or (resident) ``turn_over`` on the bytes so far."""
-        deadline = time.monotonic() + timeout
+        """Wait for the turn to end: process exit, or ``turn_over`` on the bytes so far.
+
+        A resident engine's turn ends when ``turn_over`` says so. A one-shot engine's turn ends
+        with its exit; one that signalled its end of turn but does not exit is stopped after
+        ``LINGER_LIMIT`` (or when the watchdog expires), and its turn stands: it is not a
+        timeout, the turn was over.
+        """
+        start = time.monotonic()
+        deadline = start + timeout
         last_check = 0
+        over_since: float | None = None
         while True:
             if not self.alive():
                 self._drain()
                 return self._snapshot(exited=True, timed_out=False)
+            now = time.monotonic()
             if turn_over is not None:
                 size = self.out.size() + self.err.size()
                 if size != last_check:
                     last_check = size
                     out, err = self._current()
-                    if turn_over(out, err):
+                    if not turn_over(out, err):
+                        over_since = None
+                    elif self.resident:
                         return self._snapshot(exited=False, timed_out=False)
-            if time.monotonic() >= deadline:
+                    elif over_since is None:
+                        over_since = now
+            if over_since is not None and (now - over_since >= LINGER_LIMIT or now >= deadline):
+                self.kill()
+                return self._snapshot(exited=False, timed_out=False)
+            if now >= deadline:
                 self.kill()
                 return self._snapshot(exited=True, timed_out=True)
             time.sleep(POLL)

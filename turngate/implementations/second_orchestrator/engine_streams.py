@@ -1,9 +1,10 @@
 """Stream readers: one engine turn's raw stdout/stderr bytes -> a Transcript.
 
-Each engine speaks its own format (ENGINE_FORMATS.md). A reader decides what counts as
-assistant reply content (the only place the done marker and the output may come from), the
-session id to resume with, and whether the engine itself signalled the end or failure of the
-turn. Readers never raise on hostile input: undecodable lines are skipped.
+Each engine speaks its own format (ENGINE_FORMATS.md for the seed four; for claude, qwen,
+kilo and codebuddy the fake engines' documentation and the real CLIs' recorded bytes). A
+reader decides what counts as assistant reply content (the only place the done marker and the
+output may come from), the session id to resume with, and whether the engine itself signalled
+the end or failure of the turn. Readers never raise on hostile input: undecodable lines are skipped.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ class Transcript:
     error: str | None = None
 
 
-def _lines(data: bytes) -> list[dict[str, Any]]:
+def _lines(data: bytes, guard: int | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for raw in data.splitlines():
-        text = raw.decode("utf-8", "replace").strip()
+        text = raw[:guard].decode("utf-8", "replace").strip()
         if not text.startswith("{"):
             continue
         try:
             row = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if isinstance(row, dict):
             rows.append(row)
@@ -103,7 +104,7 @@ def _gemini_document(data: bytes) -> dict[str, Any] | None:
         tries += 1
         try:
             doc, _ = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             doc = None
         if isinstance(doc, dict) and ({"session_id", "response", "error"} & doc.keys()):
             return doc
@@ -173,7 +174,7 @@ def read_iflow(stdout: bytes, stderr: bytes) -> Transcript:
         ended = True
         try:
             info = json.loads(block.strip())
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if isinstance(info, dict):
             session = _str(info.get("session-id")) or session
@@ -216,6 +217,158 @@ def read_opencode(stdout: bytes, stderr: bytes) -> Transcript:
     return Transcript(tuple(replies), session, ended and not failed, failed, error)
 
 
+def read_kilo(stdout: bytes, stderr: bytes) -> Transcript:
+    """kilo ``run --format json``: opencode's events (kilo is its fork), one turn per process.
+
+    A step is ``step_start`` … ``step_finish``; the turn has ended when its last step finished
+    for any reason but ``tool-calls`` (after which the model is asked again): ``stop``, and
+    also ``other``, which kilo 7.7.x gives a cut answer it then exits 0 on. Every text
+    part is assistant content; the reply is the text of the last step that had any. An
+    ``error`` line fails the turn, its ``error`` an object or a plain string, and a text part
+    printed after it (the answer a cut request left) changes nothing.
+    """
+    steps: list[list[str]] = []  # the text parts of each step, in order
+    replies: list[str] = []
+    session: str | None = None
+    ended = failed = False
+    error: str | None = None
+    for row in _lines(stdout):
+        session = session or _str(row.get("sessionID"))
+        kind = row.get("type")
+        raw_part = row.get("part")
+        part: dict[str, Any] = raw_part if isinstance(raw_part, dict) else {}
+        if kind == "step_start":
+            steps.append([])
+            ended = False
+        elif kind == "text":
+            text = _str(part.get("text"))
+            if text is None:
+                continue
+            if not steps:
+                steps.append([])
+            steps[-1].append(text)
+            replies.append(text)
+        elif kind == "step_finish":
+            reason = part.get("reason")
+            if bug("kilo_stop_reason_only"):
+                ended = reason == "stop"
+            elif bug("kilo_tool_step_ends_turn"):
+                ended = True
+            else:
+                ended = reason != "tool-calls"
+        elif kind == "error":
+            failed = True
+            error = _kilo_error(row.get("error"))
+    last = next((texts for texts in reversed(steps) if texts), [])
+    if bug("kilo_all_steps_reply"):
+        last = [text for texts in steps for text in texts]
+    if len(last) > 1:
+        replies.append("\n".join(last))  # the last step's parts, one reply
+    return Transcript(tuple(replies), session, ended and not failed, failed, error)
+
+
+def _kilo_error(err: object) -> str:
+    if isinstance(err, str):
+        return err
+    if isinstance(err, dict):
+        data = err.get("data")
+        if isinstance(data, dict) and isinstance(data.get("message"), str):
+            return str(data["message"])
+        return _str(err.get("name")) or "error"
+    return "error"
+
+
+SDK_SUCCESS: Final = ("success",)
+SDK_LINE_GUARD: Final = 4096
+
+
+def read_sdk_stream(engine: str, stdout: bytes, stderr: bytes) -> Transcript:
+    """claude, qwen and codebuddy ``--output-format stream-json``: Agent-SDK messages.
+
+    ``system``/``init`` opens a turn and names the session; each ``assistant`` event carries
+    content blocks, whose ``text`` blocks are the replies (``thinking`` and ``tool_use`` are
+    not); ``user`` events are tool results; ``result`` ends the turn. The ``result`` fails it
+    when ``is_error`` is true (claude says ``subtype: success`` even then) or its subtype is not
+    ``success``. ``result.result`` normally repeats the last reply and is then not counted again;
+    when it differs (codebuddy may print a reply nowhere else) it is the last reply, and a
+    ``structured_output`` object (``--json-schema``) is the reply after it. A bare ``error``
+    line (codebuddy's unknown session, exit 0) fails the turn. Keys are found by name, never by
+    position: claude prints ``type`` late in its ``result``.
+    """
+    replies: list[str] = []
+    session: str | None = None
+    init_session: str | None = None
+    ended = failed = False
+    error: str | None = None
+    from_result_only = engine == "claude" and bug("claude_reply_from_result_only")
+    for row in _lines(stdout, SDK_LINE_GUARD if bug("sdk_lines_cut_at_4096") else None):
+        kind = row.get("type")
+        session = session or _str(row.get("session_id"))
+        if kind == "system" and row.get("subtype") == "init":
+            init_session = init_session or _str(row.get("session_id"))
+        elif kind == "assistant" and not from_result_only:
+            replies += _sdk_texts(row.get("message"))
+        elif kind == "result":
+            ended = True
+            if _sdk_result_failed(engine, row):
+                failed = True
+                error = _sdk_error(row)
+                continue
+            text = _str(row.get("result"))
+            if engine == "codebuddy" and bug("codebuddy_result_text_ignored"):
+                text = None
+            if text and text.strip() and (not replies or replies[-1].strip() != text.strip()):
+                replies.append(text)
+            structured = row.get("structured_output")
+            if isinstance(structured, dict):
+                replies.append(json.dumps(structured, ensure_ascii=False))
+        elif kind == "error":
+            failed = True
+            err = row.get("error")
+            error = err if isinstance(err, str) else _sdk_error(row)
+    return Transcript(tuple(replies), init_session or session, ended and not failed, failed, error)
+
+
+def _sdk_result_failed(engine: str, row: dict[str, Any]) -> bool:
+    subtype_failed = row.get("subtype") not in SDK_SUCCESS
+    # the result only ends the turn; the exit code is left to say how it went
+    if engine == "qwen" and bug("qwen_error_result_ignored"):
+        return False
+    if engine == "codebuddy" and bug("codebuddy_error_result_ignored"):
+        return False
+    if engine == "claude" and bug("claude_is_error_ignored"):
+        return subtype_failed
+    return row.get("is_error") is True or subtype_failed
+
+
+def _sdk_blocks(message: object) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def _sdk_texts(message: object) -> list[str]:
+    texts: list[str] = []
+    for block in _sdk_blocks(message):
+        text = _str(block.get("text")) if block.get("type") == "text" else None
+        if text is not None:
+            texts.append(text)
+    return texts
+
+
+def _sdk_error(row: dict[str, Any]) -> str:
+    errors = row.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], str):
+        return errors[0]
+    err = row.get("error")
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        return str(err["message"])
+    return _str(row.get("result")) or _str(row.get("subtype")) or "error"
+
+
 def read(engine: str, gemini_format: str, stdout: bytes, stderr: bytes) -> Transcript:
     if engine == "codex":
         return read_codex(stdout, stderr)
@@ -227,4 +380,8 @@ def read(engine: str, gemini_format: str, stdout: bytes, stderr: bytes) -> Trans
         return read_iflow(stdout, stderr)
     if engine == "opencode":
         return read_opencode(stdout, stderr)
+    if engine == "kilo":
+        return read_kilo(stdout, stderr)
+    if engine in ("claude", "qwen", "codebuddy"):
+        return read_sdk_stream(engine, stdout, stderr)
     raise ValueError(f"unknown engine {engine!r}")

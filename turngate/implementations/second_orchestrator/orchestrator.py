@@ -22,7 +22,7 @@ from .run_record import TERMINAL, Run
 from .run_store import Store
 from .slot_pool import SlotPool
 from .turn_decision import Decision, Evidence, decide
-from .turn_evidence import evaluate, turn_over
+from .turn_evidence import evaluate, has_end_signal, turn_over
 
 DEFAULT_SESSION_TIMEOUT: Final = 1200.0
 DEFAULT_TURN_TIMEOUT: Final = 45.0  # below the protocol's 60 s answer timeout
@@ -71,6 +71,7 @@ class Orchestrator:
         token = f"tg-case-{case['case_id']}"
         (rundir / "SKILL.md").write_text(_patched_skill(package.skill_md, mode), encoding="utf-8")
         (rundir / "input.json").write_text(json.dumps({"case": token}), encoding="utf-8")
+        engine_commands.prepare(str(case["engine"]), rundir)
         prompt = f'Run the skill described in ./SKILL.md. Input: {{"case": "{token}"}}. {DONE_INSTRUCTION}'
         now = time.time()
         strict = runtime.get("require_user_reply")
@@ -122,9 +123,13 @@ class Orchestrator:
         env = {**os.environ, **run.engine_env}
         reply = run.queued_reply
         sticky = run.profile == "sticky_process" and run.mode == "interactive"
-        over = turn_over(run.engine, run.gemini_format) if sticky else None
+        over = (
+            turn_over(run.engine, run.gemini_format)
+            if sticky or has_end_signal(run.engine, run.gemini_format)
+            else None
+        )
         if sticky and self.resident is not None and reply is not None:
-            if not self.resident.send(str(reply["text"])):
+            if not self.resident.send(engine_commands.stdin_line(run.engine, str(reply["text"]))):
                 self._finish(Decision("failed", "INTERACTION_PROCESS_LOST", "INTERACTION_PROCESS_LOST"))
                 return
             proc = self.resident
@@ -135,12 +140,16 @@ class Orchestrator:
         else:
             text = str(reply["text"]) if reply is not None else run.prompt
             session = run.session_id if reply is not None else None
+            rundir = Path(run.rundir)
             argv = engine_commands.build(
-                Path(run.engine_bin), run.engine, run.mode, text, session, run.gemini_format
+                Path(run.engine_bin), run.engine, run.mode, text, session, run.gemini_format, rundir, sticky
             )
-            proc = EngineProcess(argv, Path(run.rundir), env, resident=sticky)
+            proc = EngineProcess(argv, rundir, env, resident=sticky)
             if sticky:
                 self.resident = proc
+                if engine_commands.stdin_messages(run.engine):
+                    # started without a prompt: the first message is a line on its stdin too
+                    proc.send(engine_commands.stdin_line(run.engine, text), new_turn=False)
         raw = proc.wait_turn(run.turn_timeout, over)
         turn_audit.save_turn(run, self.run.attempts, raw)
         evidence = evaluate(run.engine, run.gemini_format, raw, run.output_schema, run.mode)

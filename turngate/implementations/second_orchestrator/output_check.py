@@ -41,13 +41,13 @@ def _objects(text: str) -> list[dict[str, Any]]:
         doc = json.loads(whole)
         if isinstance(doc, dict):
             return [doc]
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: hostile nesting
         pass
     found: list[dict[str, Any]] = []
     for block in FENCE.findall(text):
         try:
             doc = json.loads(block)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if isinstance(doc, dict):
             found.append(doc)
@@ -60,7 +60,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
         tries += 1
         try:
             doc, end = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             if ENVELOPE_OPENING.match(text, pos):
                 break
             pos = text.find("{", pos + 1)

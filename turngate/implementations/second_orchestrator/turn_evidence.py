@@ -60,8 +60,16 @@ def read(engine: str, gemini_format: str, stdout: bytes, stderr: bytes) -> engin
     return engine_streams.read(engine, gemini_format, stdout, stderr)
 
 
+def has_end_signal(engine: str, gemini_format: str) -> bool:
+    """Whether the format says when a turn is over (gemini's plain text does not)."""
+    return not (engine == "gemini" and gemini_format == "text")
+
+
 def turn_over(engine: str, gemini_format: str) -> Any:
-    """For a resident engine: has the engine signalled the end (or failure) of the current turn?"""
+    """Has the engine signalled the end (or failure) of the current turn?
+
+    A resident engine's turn ends there; a one-shot engine is given a little time to exit after
+    it, and is stopped if it lingers (``EngineProcess.wait_turn``)."""
 
     def over(stdout: bytes, stderr: bytes) -> bool:
         transcript = read(engine, gemini_format, stdout, stderr)
