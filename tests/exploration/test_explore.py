@@ -30,8 +30,8 @@ def _mutant(name: str) -> Target:
 
 
 def test_exploring_the_reference_finds_no_difference() -> None:
-    # seed 8: thirty runs that reach all eight engines (seeds 1-8 found no difference either)
-    report = explore(REFERENCE, CAPABILITIES, engines=ENGINES, budget=30, seed_value=8)
+    # seed 18: thirty runs that reach all eight engines (seeds 1-59 found no difference either)
+    report = explore(REFERENCE, CAPABILITIES, engines=ENGINES, budget=30, seed_value=18)
     assert report.finding is None, report.finding and report.finding.result.message
     assert report.runs >= 20
     assert set(report.per_engine) == set(ENGINES)

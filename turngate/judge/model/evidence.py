@@ -113,8 +113,11 @@ class TurnEvidence:
         return self.interruption != "none"
 
 
-def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
-    """A script turn (``{steps: [...], end?, exit_code?}``) as evidence."""
+def turn_evidence(turn: Mapping[str, Any], *, reply_is_last_message: bool = False) -> TurnEvidence:
+    """A script turn (``{steps: [...], end?, exit_code?}``) as evidence. ``reply_is_last_message``: the
+    engine prints each message apart and its reply is the last one (ENGINE_FORMATS.md: codex's
+    commentary before the final answer, opencode's "only the last step's text is the reply"), so the
+    output is looked for there; otherwise the reply is one document holding every message."""
     messages: list[str] = []
     echoes: list[str] = []
     final: str | None = None
@@ -173,7 +176,7 @@ def turn_evidence(turn: Mapping[str, Any]) -> TurnEvidence:
         interruption = "no-end"
     if interruption == "none" and int(turn.get("exit_code", 0)) != 0:
         interruption = "crash"
-    output, found, raw = _output(messages)
+    output, found, raw = _output(messages[-1:] if reply_is_last_message else messages)
     in_final = (
         bool(messages)
         and found

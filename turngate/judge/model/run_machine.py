@@ -26,6 +26,10 @@ from turngate.judge.decision_record import OBSERVED_FORMAT
 from turngate.judge.model.decision_table import DEFAULT_READINGS, REFERENCE, GateDecision, Readings, decide
 from turngate.judge.model.evidence import Unmodelled, turn_evidence
 
+# Engines whose turn's reply is one document holding every message of the turn (gemini's `response`,
+# iflow's reply text); every other engine prints its messages apart, and its reply is the last.
+ONE_DOCUMENT_ENGINES: Final = frozenset({"gemini", "iflow"})
+
 __all__ = ["CONVENTION", "REFERENCE", "Check", "RunConfig", "StepPrediction", "Undetermined", "predict"]
 
 CONVENTION: Final = "convention"
@@ -183,7 +187,9 @@ def _turn(config: RunConfig, run: _State, *, automatic: bool | None) -> list[Che
     decision (True), a user's reply (False), or is the first (None)."""
     if run.attempt >= len(config.turns):
         raise Unmodelled("the run asks for more turns than the script has")
-    evidence = turn_evidence(config.turns[run.attempt])
+    evidence = turn_evidence(
+        config.turns[run.attempt], reply_is_last_message=config.engine not in ONE_DOCUMENT_ENGINES
+    )
     hint = evidence.hint
     if hint is not None and hint.valid and hint.form == "legacy_json" and _accepts_envelope(config):
         # A clean JSON envelope under a schema it satisfies: Decision 4 rules out only a *malformed*
