@@ -11,7 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from turngate.judge.catalog import ENGINES, load_catalog
+from turngate.judge.catalog import ENGINES, Scenario, load_catalog
 from turngate.judge.pool import cases, run_all
 from turngate.judge.targets import parse_target
 
@@ -19,15 +19,28 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 
 
+def over_the_protocol(catalog: tuple[Scenario, ...]) -> list[tuple[Scenario, str]]:
+    engines_of: dict[str, list[str]] = {}
+    scenarios: dict[str, Scenario] = {}
+    for scenario, engine in cases(catalog, None):  # what the default edition plans
+        engines_of.setdefault(scenario.id, []).append(engine)
+        scenarios[scenario.id] = scenario
+    planned: list[tuple[Scenario, str]] = []
+    for index, (scenario_id, engines) in enumerate(engines_of.items()):
+        scenario = scenarios[scenario_id]
+        chosen = {"codex"} if "codex" in engines else {engines[index % len(engines)]}
+        if scenario.gemini_output_format and "gemini" in engines:
+            chosen.add("gemini")
+        planned += [(scenario, engine) for engine in engines if engine in chosen]
+    return planned
+
+
 def test_the_whole_catalog_over_the_command_protocol_gives_the_in_process_records() -> None:
-    """The protocol carries engine-neutral values: the whole catalog on codex and gemini, every
-    engine's stream hazards (the in-process goldens pin the rest per engine)."""
+    """The protocol carries engine-neutral values: the whole catalog on codex, gemini where the job
+    chooses its output format, and every scenario codex does not run once, on its engines in turn
+    (every engine's stream hazards among them; the in-process goldens pin the rest per engine)."""
     target = parse_target(f"cmd:{shlex.quote(sys.executable)} -m turngate.implementations.command_example")
-    planned = [
-        (scenario, engine)
-        for scenario, engine in cases(load_catalog(ROOT / "scenarios"), None)
-        if engine in ("codex", "gemini") or scenario.id.startswith("engine-format/")
-    ]
+    planned = over_the_protocol(load_catalog(ROOT / "scenarios"))
     results = list(run_all(planned, target=target, jobs=2))
     assert len(results) == len(planned)
     assert {engine for _, engine in planned} == set(ENGINES)  # every engine's stream hazards
