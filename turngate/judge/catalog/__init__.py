@@ -17,6 +17,7 @@ import yaml
 
 from turngate.base.data_yaml import load_data
 from turngate.base.shipped_data import data_dir
+from turngate.judge.catalog import cache
 from turngate.judge.catalog.checks import CONVENTION, REFERENCE, Checks
 from turngate.judge.catalog.sentences import sentences
 
@@ -217,7 +218,12 @@ def load_catalog(root: Path = CATALOG_DIR, *, paths: Sequence[Path] | None = Non
         key = None
     if key is not None and key in _READ:
         return _READ[key]
-    catalog = _read_catalog(root, files)
+    kept_as = cache.key(root, files) if key is not None else None
+    catalog = (
+        cache.kept(kept_as, lambda: _read_catalog(root, files))
+        if kept_as is not None
+        else _read_catalog(root, files)
+    )
     if key is not None:
         if len(_READ) >= _READ_KEPT:  # a long-lived process never holds many: the oldest goes
             del _READ[next(iter(_READ))]
