@@ -315,7 +315,11 @@ BUGS += (
     ),
     Bug(
         "kilo_all_steps_reply",
-        ("design/decision-5/backend-pending-baseline#3", "design/decision-2/auto-output-validity#2"),
+        (
+            "interactive-run-lifecycle/pausable-lifecycle/incomplete-turn-enters-waiting#then",
+            "design/decision-5/backend-pending-baseline#3",
+            "design/decision-2/auto-output-validity#2",
+        ),
         "kilo's reply is the text of every step joined (commentary before a tool call included), not the "
         "last step's",
     ),
