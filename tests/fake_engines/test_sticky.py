@@ -6,6 +6,7 @@ import pexpect
 import pytest
 
 from tests.conftest import ENGINES, EngineBench, first_turn_args
+from turngate.engines.fake.engine import STDIN_PROTOCOL_ENGINES
 
 END_OF_TURN = {
     "codex": '"type":"turn.completed"',
@@ -20,7 +21,7 @@ END_OF_TURN = {
 
 
 @pytest.mark.pty
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", [engine for engine in ENGINES if engine not in STDIN_PROTOCOL_ENGINES])
 def test_two_turn_sticky_conversation(bench: EngineBench, engine: str) -> None:
     bench.case(
         "sticky",
@@ -57,6 +58,26 @@ def test_two_turn_sticky_conversation(bench: EngineBench, engine: str) -> None:
     (call,) = bench.calls()
     assert call["turns"] == [1, 2]
     assert call["stdin"] == ["Formal, please"]
+
+
+@pytest.mark.parametrize("engine", sorted(STDIN_PROTOCOL_ENGINES))
+def test_a_stdin_protocol_engine_given_its_prompt_answers_once_and_exits(
+    bench: EngineBench, engine: str
+) -> None:
+    """claude, qwen and codebuddy stay resident only with --input-format stream-json (their tests);
+    started with a prompt on the command line they answer it and exit, as the real CLIs do, whatever
+    the script's `resident` says: a sticky orchestrator that starts them so finds them gone."""
+    bench.case(
+        "prompted",
+        resident=True,
+        turns=[{"steps": [{"say": "Which greeting style do you want?"}]}, {"steps": [{"say": "Good day"}]}],
+    )
+    done = bench.run(engine, first_turn_args(engine, "tg-case-prompted"), stdin=b"Formal, please\n")
+    assert done.returncode == 0
+    assert b"Which greeting style do you want?" in done.stdout
+    assert b"Good day" not in done.stdout
+    (call,) = bench.calls()
+    assert (call["turns"], call["stdin"]) == ([1], None)  # stdin never read
 
 
 @pytest.mark.pty

@@ -61,6 +61,8 @@ def find_case_token(text: str) -> str | None:
     return None
 
 
+# The engines whose resident mode is their own stdin protocol (docs/fake-engines.md, "Sticky resident mode").
+STDIN_PROTOCOL_ENGINES = frozenset({"claude", "qwen", "codebuddy"})
 NON_RESUMABLE_FILE = ".non-resumable"  # in the scripts folder: engines that look non-resumable
 
 
@@ -234,9 +236,12 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
         session_id = sessions.start(case_id)
     log.note(session_id=session_id, resumed=resumed)
     clock = Clock(settings.fixed_epoch_ms)
-    # claude, qwen and codebuddy with --input-format stream-json live on between turns whatever the
-    # script says: their real protocol reads each turn's user message from stdin until it ends.
-    resident = compiled["resident"] or invocation.input_format == "stream-json"
+    # claude, qwen and codebuddy live on between turns exactly when the real ones do, whatever the
+    # script says: with --input-format stream-json (each turn's user message a line of stdin, until
+    # it ends); with a prompt on the command line (-p) they answer it and exit.
+    resident = (
+        invocation.input_format == "stream-json" if engine in STDIN_PROTOCOL_ENGINES else compiled["resident"]
+    )
     structured = invocation.json_schema is not None and isinstance(_schema_of(invocation.json_schema), dict)
     process_turn = 0
     while True:
