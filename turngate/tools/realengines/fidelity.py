@@ -182,6 +182,26 @@ def unplayable_reason(script: Script) -> str | None:
 # Playing -------------------------------------------------------------------------------------------
 
 
+def fake_environment(engine: str, version: str, home: Path) -> dict[str, str]:
+    """What the fake of ``engine`` gets so that it plays the pinned build under the configuration the
+    real launcher gives the real CLI (turngate/engines/real/launch.py): the build emulated
+    (TURNGATE_EMULATE, where the fake knows it), and claude's user settings (the launcher's
+    `permissions.defaultMode: bypassPermissions`, which claude's stream shows)."""
+    from turngate.engines.fake.argv import claude, codex
+    from turngate.engines.real.launch import claude_settings
+
+    env: dict[str, str] = {}
+    known = {"codex": tuple(codex.EMULATED_VERSIONS), "claude": tuple(claude.EMULATED_VERSIONS)}
+    if version in known.get(engine, ()):
+        env["TURNGATE_EMULATE"] = f"{engine}@{version}"
+    if engine == "claude":
+        folder = home / ".claude"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "settings.json").write_text(json.dumps(claude_settings(), indent=2), encoding="utf-8")
+        env["CLAUDE_CONFIG_DIR"] = str(folder)
+    return env
+
+
 def play(
     engine: str,
     mode: str,
@@ -344,8 +364,6 @@ def run_fidelity(
 def _run_pin(
     pin: Pin, cache: Path, chosen: list[Script], root: Path, url: str, progress: Any
 ) -> EngineReport:
-    from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-
     report = EngineReport(pin.name)
     base = root / pin.name
     real_bin, fake_bin = base / "real-bin", base / "fake-bin"
@@ -381,8 +399,7 @@ def _run_pin(
                 }
                 if side == "fake":
                     env["TURNGATE_SCRIPTS"] = str(root / "scripts")
-                    if pin.engine == "codex" and pin.version in EMULATED_VERSIONS:
-                        env["TURNGATE_EMULATE"] = pin.name
+                    env.update(fake_environment(pin.engine, pin.version, where / side / "home"))
                 outputs = play(pin.engine, mode, script, real_bin if side == "real" else fake_bin, cwd, env)
                 sides[side] = outputs
                 keep_turns(where / side, outputs)

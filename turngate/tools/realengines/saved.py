@@ -35,6 +35,7 @@ from turngate.tools.realengines.fidelity import (
     TurnOutput,
     compare_script,
     drift_compare,
+    fake_environment,
     play,
 )
 from turngate.tools.realengines.variants import VARIANTS, Variant
@@ -135,8 +136,6 @@ class FakePlayer:
         return (self.root / "bin" / engine).exists()
 
     def turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
-        from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-
         key = (engine, version, mode, script.case)
         if key not in self._played:
             where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
@@ -151,8 +150,7 @@ class FakePlayer:
                 "TURNGATE_STATE": str(where / "state"),
                 "TURNGATE_SCRIPTS": str(self.root / "scripts"),
             }
-            if engine == "codex" and version in EMULATED_VERSIONS:
-                env["TURNGATE_EMULATE"] = f"codex@{version}"
+            env.update(fake_environment(engine, version, where / "home"))
             self._played[key] = play(engine, mode, script, self.root / "bin", cwd, env)
         return self._played[key]
 

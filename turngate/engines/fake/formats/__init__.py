@@ -69,6 +69,8 @@ class TurnContext:
     # The command line's call-log fields (Invocation.log_fields): claude's permission_mode, qwen's
     # approval_mode, which some events repeat.
     command_fields: tuple[tuple[str, Any], ...] = ()
+    # The real build emulated (TURNGATE_EMULATE, e.g. "2.1.326" for claude@2.1.326); "" the format's own.
+    build: str = ""
 
     @property
     def id_seed(self) -> str:
