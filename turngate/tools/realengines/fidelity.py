@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -72,7 +73,7 @@ def modes_of(engine: str) -> tuple[str, ...]:
 
 # The engines whose fakes have fidelity variants (variants.py). The later four have fakes held to their
 # real captures by their own tests, but no variants yet: every difference would be unexplained.
-FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode")
+FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode", "claude", "qwen", "codebuddy", "kilo")
 NO_VARIANTS: Final = (
     "no fidelity variants for {engine} yet: its fake is held to its captures by its own tests"
 )
@@ -297,9 +298,15 @@ def compare_stderr(
             yield f"line only in {b}: {text}"
 
 
+@functools.lru_cache(maxsize=64)
+def _shapes(data: bytes) -> list[tuple[str, dict[str, str]]]:
+    # One stream is often compared many times (the fake's turn against every format-change mutant).
+    return events(data)
+
+
 def _compare_stream(real: bytes, fake: bytes, sides: tuple[str, str] = ("real", "fake")) -> Iterator[str]:
     a, b = sides
-    mine, theirs = events(real), events(fake)
+    mine, theirs = _shapes(real), _shapes(fake)
     labels_real = [label for label, _ in mine]
     labels_fake = [label for label, _ in theirs]
     matcher = difflib.SequenceMatcher(a=labels_real, b=labels_fake, autojunk=False)

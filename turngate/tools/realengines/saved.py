@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
+import json
 import os
 import re
 import sys
@@ -114,15 +116,24 @@ def versions(corpus: Path) -> dict[str, list[str]]:
 
 def fidelity_script(name: str) -> Script:
     """The script a saved capture was played from (a fidelity or a capture script), by its case."""
-    return all_scripts()[name]
+    return _scripts()[name]
+
+
+@functools.cache
+def _scripts() -> dict[str, Script]:
+    # Read once: the format-change matrix asks for a script per mutant (thousands).
+    return all_scripts()
 
 
 class FakePlayer:
     """The fake engines, installed under ``root``, playing the fidelity scripts (each once per
-    engine, version and format: its turns are kept)."""
+    engine, version and format: its turns are kept). With ``shared``, a folder several processes
+    use (the test suite's workers), each script's turns are played once among all of them: the first
+    plays and writes them there under a lock, the others read them."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shared: Path | None = None) -> None:
         self.root = root
+        self.shared = shared
         install_fakes(root / "bin")
         scripts = root / "scripts"
         scripts.mkdir(parents=True, exist_ok=True)
@@ -138,21 +149,44 @@ class FakePlayer:
     def turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
         key = (engine, version, mode, script.case)
         if key not in self._played:
-            where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
-            cwd = where / "run"
-            cwd.mkdir(parents=True, exist_ok=True)
-            (cwd / "SKILL.md").write_text(
-                "---\nname: greet\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
-            )
-            env = {
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(where / "home"),
-                "TURNGATE_STATE": str(where / "state"),
-                "TURNGATE_SCRIPTS": str(self.root / "scripts"),
-            }
-            env.update(fake_environment(engine, version, where / "home"))
-            self._played[key] = play(engine, mode, script, self.root / "bin", cwd, env)
+            if self.shared is None:
+                self._played[key] = self._play(engine, version, mode, script)
+            else:
+                self._played[key] = self._shared_turns(engine, version, mode, script)
         return self._played[key]
+
+    def _play(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
+        cwd = where / "run"
+        cwd.mkdir(parents=True, exist_ok=True)
+        (cwd / "SKILL.md").write_text(
+            "---\nname: greet\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
+        )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(where / "home"),
+            "TURNGATE_STATE": str(where / "state"),
+            "TURNGATE_SCRIPTS": str(self.root / "scripts"),
+        }
+        env.update(fake_environment(engine, version, where / "home"))
+        return play(engine, mode, script, self.root / "bin", cwd, env)
+
+    def _shared_turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        import fcntl
+
+        assert self.shared is not None
+        folder = self.shared / f"{engine}@{version}" / mode / script.case
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "lock", "w", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            done = folder / "turns.json"
+            if done.exists():
+                rows = json.loads(done.read_text(encoding="utf-8"))
+                return [TurnOutput(bytes.fromhex(out), bytes.fromhex(err), code) for out, err, code in rows]
+            played = self._play(engine, version, mode, script)
+            rows = [[turn.stdout.hex(), turn.stderr.hex(), turn.exit_code] for turn in played]
+            done.write_text(json.dumps(rows), encoding="utf-8")
+            return played
 
 
 Change = Callable[[SavedCapture], TurnOutput | None]
