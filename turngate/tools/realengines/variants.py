@@ -74,6 +74,7 @@ class TurnFacts:
     think_steps: int = 0  # `think` steps (the Anthropic API sends one thinking block each)
     think_answers: int = 0  # model answers with thinking (Chat Completions: one reasoning text each)
     last_answer_text: bool = False  # the turn's last model answer carries text
+    last_answer_thinking: bool = False  # ... and thinking
 
 
 def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
@@ -112,6 +113,7 @@ def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
         sum(len(r.thinking) for r in rounds),
         sum(1 for r in rounds if r.thinking),
         bool(rounds[-1].text),
+        bool(rounds[-1].thinking),
     )
 
 
@@ -334,6 +336,22 @@ def _reply_only_in_result(context: TurnContext) -> bool:
     return (
         facts.last_answer_text
         and _assistant_blocks(context.real_stdout) == +expected
+        and len(results) == 1
+        and results[0].get("subtype") == "success"
+        and isinstance(results[0].get("result"), str)
+        and bool(results[0]["result"])
+    )
+
+
+def _reply_printed_after_thinking(context: TurnContext) -> bool:
+    """codebuddy: the last answer has thinking and text, every block of the answers is among the
+    `assistant` events, nothing more, and the one `result` is a success whose `result` holds a text."""
+    facts = context.facts
+    results = _results(context)
+    return (
+        facts.last_answer_text
+        and facts.last_answer_thinking
+        and _assistant_blocks(context.real_stdout) == _answer_blocks(context, facts.think_answers)
         and len(results) == 1
         and results[0].get("subtype") == "success"
         and isinstance(results[0].get("result"), str)
@@ -830,6 +848,37 @@ VARIANTS += (
         holds=_reply_only_in_result,
         requires="the real assistant events hold every block of the model's answers but the last"
         " answer's text, and the one `result` is a success whose `result` is a non-empty text",
+    ),
+    Variant(
+        "codebuddy-reply-printed-after-thinking",
+        ("codebuddy",),
+        "think-turn",
+        (Excuse("stdout: only in real: assistant"),),
+        "the same timing the other way: codebuddy 2.118.2 printed an answer's text after its thinking as"
+        " an assistant event in one run of fid-think-message and only as result.result in another; the"
+        " fake's fixed rule prints it only in result.result (text after thinking)",
+        "live fidelity run of 2026-11-25, fid-think-message, turn 1 (thinking, then a text event)"
+        " against corpus/codebuddy/real-2.118.2-think-message/stdout (thinking, no text event)",
+        holds=_reply_printed_after_thinking,
+        requires="the turn's last answer has thinking and text, the real assistant events hold exactly"
+        " the model's answers' blocks, and the one `result` is a success whose `result` is a non-empty"
+        " text",
+    ),
+    Variant(
+        "codebuddy-request-id-by-timing",
+        ("codebuddy",),
+        "any",
+        (
+            Excuse("stdout: assistant: keys only in real: _requestId"),
+            Excuse("stdout: assistant: keys only in fake: _requestId"),
+        ),
+        "codebuddy 2.118.2 adds the turn's `_requestId` to an assistant event or not from one run to the"
+        " next (the same failure text has it in one capture of a 429 and not in another; an answer's"
+        " text had it in a live fid-resume run and not in the capture); the fake adds it where the"
+        " first captures had it. Only that key: any other key of the event still counts",
+        "corpus/codebuddy/real-2.118.2-hazard-429/stdout (no _requestId on the failure text) against"
+        " tests/data/real-captures/codebuddy/hazard-429.stdout (_requestId on it); live fidelity runs"
+        " of 2026-11-25, fid-error and fid-resume, turn 1",
     ),
     Variant(
         "codebuddy-exit-0-after-api-error",
