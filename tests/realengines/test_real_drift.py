@@ -221,3 +221,14 @@ def test_a_bad_baseline_is_one_line_and_exit_2(corpus: Path, tmp_path: Path, tex
     code, _, err = cli(*DRIFT, "--saved", str(corpus), "--fail-on-drift", "--baseline", str(baseline))
     assert code == 2
     assert error in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_fidelity_on_the_saved_hazard_captures_names_the_ones_it_cannot_compare() -> None:
+    code, out, _ = cli("engines", "fidelity", "opencode", "--saved", "--set", "hazard")
+    assert code == 0, out
+    assert out.splitlines()[0].endswith(", 0 unexplained")
+    assert (
+        "  opencode/real-1.18.33-hazard-cut: not comparable: the real CLI never ended the turn and was killed"
+        " by the recorder after its 10 s timeout: how much it printed is the timeout's, and the fake never"
+        " ends it either" in out.splitlines()
+    )

@@ -321,4 +321,10 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
         help="the saved real captures (CORPUS/ENGINE/real-*) against the fakes, not live runs: no npm"
         " (default CORPUS: the shipped corpus)",
     )
+    fidelity.add_argument(
+        "--set",
+        action="append",
+        choices=("fidelity", "hazard", "exploration"),
+        help="with --saved: the captures of this set (repeatable; default: fidelity)",
+    )
     fidelity.set_defaults(handler=_fidelity)

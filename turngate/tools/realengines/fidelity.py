@@ -74,6 +74,7 @@ def modes_of(engine: str) -> tuple[str, ...]:
 # The engines whose fakes have fidelity variants (variants.py). The later four have fakes held to their
 # real captures by their own tests, but no variants yet: every difference would be unexplained.
 FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode", "claude", "qwen", "codebuddy", "kilo")
+NOT_COMPARABLE: Final = "not comparable: "
 NO_VARIANTS: Final = (
     "no fidelity variants for {engine} yet: its fake is held to its captures by its own tests"
 )
@@ -468,6 +469,9 @@ def render(reports: list[EngineReport]) -> str:
             f" by {len(counted)} named variants, {len(unexplained)} unexplained"
         )
         engine = report.pin.split("@")[0]
+        for name, reason in report.skipped.items():
+            if reason.startswith(NOT_COMPARABLE):  # a saved capture (playable ones are many, and say so)
+                lines.append(f"  {name}: {reason}")
         for name, count in sorted(counted.items()):
             variant = next(v for v in VARIANTS if v.name == name and engine in v.engines)
             lines.append(f"  variant {name} ({count}): {variant.reason}")

@@ -31,6 +31,7 @@ from turngate.tools.realengines.fidelity import (
     FIDELITY_ENGINES,
     FIDELITY_SCRIPTS,
     NO_VARIANTS,
+    NOT_COMPARABLE,
     Difference,
     EngineReport,
     Script,
@@ -60,6 +61,7 @@ class SavedCapture:
     mode: str
     wanted: Wanted
     output: TurnOutput
+    killed: str | None = None  # how the recorder ended a turn that did not end (recorded.killed)
 
     @property
     def name(self) -> str:
@@ -96,9 +98,10 @@ def saved_captures(
             document.get("exit_code"),
         )
         mode = match["mode"] or DEFAULT_MODE
-        found.append(
-            SavedCapture(folder, engine, match["version"], mode, wanted_by_name[match["name"]], output)
-        )
+        recorded = document.get("recorded")
+        killed = recorded.get("killed") if isinstance(recorded, dict) else None
+        wanted = wanted_by_name[match["name"]]
+        found.append(SavedCapture(folder, engine, match["version"], mode, wanted, output, killed))
     return found
 
 
@@ -117,6 +120,31 @@ def versions(corpus: Path) -> dict[str, list[str]]:
 def fidelity_script(name: str) -> Script:
     """The script a saved capture was played from (a fidelity or a capture script), by its case."""
     return _scripts()[name]
+
+
+DROPPED_SUFFIX: Final = "-dropped"
+
+
+def played_script(wanted: Wanted) -> Script:
+    """The script the fake plays for a wanted capture: its own, or, for a capture the model server cut
+    by dropping the connection (``cut_style: dropped``), the same with each cut ``dropped`` (the step's
+    own way of saying so; turngate/engines/fake/script.schema.json), under a case of its own."""
+    script = fidelity_script(wanted.script)
+    if wanted.cut_style != "dropped":
+        return script
+    case = script.case + DROPPED_SUFFIX
+    turns = []
+    for turn in script.document["turns"]:
+        steps = [
+            {"model_error": {**step["model_error"], "dropped": True}}
+            if isinstance(step, dict)
+            and isinstance(step.get("model_error"), dict)
+            and step["model_error"].get("cut")
+            else step
+            for step in turn["steps"]
+        ]
+        turns.append({**turn, "steps": steps})
+    return Script(case, script.source, {**script.document, "case": case, "turns": turns}, script.engines)
 
 
 @functools.cache
@@ -156,6 +184,9 @@ class FakePlayer:
         return self._played[key]
 
     def _play(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        written = self.root / "scripts" / f"{script.case}.yaml"
+        if not written.exists():  # a script made here (played_script), not one of the shipped folders
+            written.write_text(yaml.safe_dump(dict(script.document), sort_keys=False), encoding="utf-8")
         where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
         cwd = where / "run"
         cwd.mkdir(parents=True, exist_ok=True)
@@ -211,11 +242,17 @@ def saved_fidelity(
         if capture.engine not in FIDELITY_ENGINES:
             report.not_compared = NO_VARIANTS.format(engine=capture.engine)
             continue
+        if capture.killed is not None:
+            report.skipped[capture.name] = (
+                f"{NOT_COMPARABLE}the real CLI never ended the turn and was killed {capture.killed}: how"
+                " much it printed is the timeout's, and the fake never ends it either"
+            )
+            continue
         real = capture.output if change is None else change(capture)
         if real is None:
             report.skipped[capture.name] = "the change does not apply"
             continue
-        script = fidelity_script(capture.wanted.script)
+        script = played_script(capture.wanted)
         fake = player.turns(capture.engine, capture.version, capture.mode, script)
         turn = capture.wanted.turn
         found = compare_script(
@@ -263,7 +300,7 @@ def main(args: argparse.Namespace) -> int:
     from turngate.tools.realengines.fidelity import render, write_json
 
     corpus: Path = args.saved
-    captures = saved_captures(corpus, args.engines or None)
+    captures = saved_captures(corpus, args.engines or None, kinds=args.set or ("fidelity",))
     if args.k:
         captures = [
             c

@@ -33,7 +33,8 @@ from turngate.engines.real.shapes import events
 TURN_KINDS: Final[Mapping[str, str]] = {
     "any": "every turn",
     "error-turn": "a turn whose model request fails (an `error` step, or `end: failed`)",
-    "first-answer-error": "a turn whose first model request fails (no answer before the error)",
+    "first-answer-error": "a turn whose first model request fails (no answer before the error; a"
+    " `model_error` status or dropped connection on it too)",
     "text-turn": "a turn with at least one model answer carrying text (`say`, `ask_user`)",
     "think-turn": "a turn with a `think` step",
     "tool-turn": "a turn with a `tool` step",
@@ -41,6 +42,9 @@ TURN_KINDS: Final[Mapping[str, str]] = {
     "failed-tool-turn": "a turn with a `tool` step whose command fails (`status: error`)",
     "uncoded-error-turn": "a turn whose model request fails (an `error` step, or `end: failed`) and no"
     " `error` step gives a `code`",
+    "status-fault-turn": "a turn whose model request is refused with a status the CLI retries (a"
+    " `model_error` with `status`)",
+    "drop-turn": "a turn whose model answer's connection is dropped mid-body (a `model_error` cut `dropped`)",
 }
 # The tool names the fake codex prints as `command_execution` (turngate/engines/fake/formats/codex.py).
 SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
@@ -59,6 +63,26 @@ SHELL_TOOL_ARGUMENTS: Final[Mapping[str, frozenset[str]]] = {
     "kilo": frozenset({"command", "description"}),
 }
 LINE_ONLY_IN_REAL: Final = "stderr: line only in real: "
+LINE_ONLY_IN_FAKE: Final = "stderr: line only in fake: "
+# codex's refusal of request_user_input, its time aside (corpus/codex/real-*-request-user-input/stderr).
+REQUEST_USER_INPUT_LINE: Final = (
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z ERROR codex_core::tools::router:"
+    r" error=request_user_input is unavailable in Default mode"
+)
+# A frame of a Node stack trace in gemini-cli's bundle or Node's own modules, as util.inspect prints
+# an error (four spaces; six for the error's `cause`), the frame that opens the error's properties
+# ending in " {".
+GEMINI_FRAME: Final = (
+    r"(?: {4}| {6})at (?:async )?(?:[\w.$<>]+ \()?(?:file://\S*/@google/gemini-cli/bundle/[\w-]+\.js"
+    r"|node:(?:internal/[\w/]+|events|net)):\d+:\d+\)?(?: \{)?"
+)
+_GEMINI_API_ERROR: Final = (
+    r'_ApiError: \{"error":\{"code":\d{3},"message":"(?:[^"\\]|\\.)*","status":"[A-Z_]+"\}\}'
+)
+_GEMINI_REPORT: Final = (
+    r"Error when talking to Gemini API Full report available at: \S+/gemini-client-error-Turn\.run-"
+    r"sendMessageStream-[\w-]+\.json "
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +112,16 @@ def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
     tools = [step["tool"] for step in turn["steps"] if "tool" in step]
     if any(r.error for r in rounds):
         kinds.add("error-turn")
-    if rounds[0].error and not rounds[0].text and rounds[0].tool is None:
+    first = rounds[0]
+    if first.error and not first.text and first.tool is None:
         kinds.add("first-answer-error")
+    elif first.fault is not None and (first.fault.status is not None or first.fault.dropped):
+        kinds.add("first-answer-error")  # refused, or its connection dropped: no answer came whole
+    faults = [r.fault for r in rounds if r.fault is not None]
+    if any(fault.status is not None for fault in faults):
+        kinds.add("status-fault-turn")
+    if any(fault.dropped for fault in faults):
+        kinds.add("drop-turn")
     if any(r.text for r in rounds):
         kinds.add("text-turn")
     if any(r.thinking for r in rounds):
@@ -607,13 +639,17 @@ VARIANTS: tuple[Variant, ...] = (
             _stderr_line(
                 "2026-11-25T04:06:54.397622Z ERROR codex_core::tools::router:"
                 " error=request_user_input is unavailable in Default mode",
-                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z ERROR codex_core::tools::router:"
-                r" error=request_user_input is unavailable in Default mode",
+                REQUEST_USER_INPUT_LINE,
+            ),
+            Excuse(
+                LINE_ONLY_IN_FAKE + "2026-11-25T07:42:05.710000Z ERROR codex_core::tools::router:"
+                " error=request_user_input is unavailable in Default mode",
+                re.escape(LINE_ONLY_IN_FAKE) + REQUEST_USER_INPUT_LINE,
             ),
         ),
         'codex declares request_user_input to the model ("only available in Plan mode") and refuses a call'
         " of it in `exec`: one timestamped ERROR line on stderr, nothing on stdout, and the model goes on;"
-        " the fake codex prints a tool call of that name as an MCP call. Only that line, its time aside",
+        " the fake codex prints the same line with its own time. Only that line, its time aside",
         "corpus/codex/real-0.169.0-request-user-input/stderr (and real-0.146.1-request-user-input)",
     ),
     Variant(
@@ -720,6 +756,107 @@ VARIANTS: tuple[Variant, ...] = (
     ),
 )
 
+
+# The hazards of codex, gemini and opencode (fidelity --saved --set hazard), from their captures of
+# 2026-11-25.
+VARIANTS += (
+    Variant(
+        "gemini-retry-report-on-stderr",
+        ("gemini",),
+        "status-fault-turn",
+        (
+            _stderr_line(
+                "Attempt 1 failed with status 429. Retrying with backoff... _ApiError:"
+                ' {"error":{"code":429,"message":"Too Many Requests","status":"RESOURCE_EXHAUSTED"}}',
+                r"Attempt \d+ failed with status \d{3}\. Retrying with backoff\.\.\. " + _GEMINI_API_ERROR,
+            ),
+            _stderr_line(
+                "Attempt 3 failed: Too Many Requests. Max attempts reached",
+                r"Attempt \d+ failed: (?:[A-Z][\w ]*|"
+                + _GEMINI_API_ERROR.removeprefix("_ApiError: ")
+                + r")\. Max attempts reached",
+            ),
+            _stderr_line(
+                "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-"
+                "Turn.run-"
+                "sendMessageStream-2026-11-25T04-01-39-253Z.json RetryableQuotaError: Too Many Requests",
+                _GEMINI_REPORT + r"(?:RetryableQuotaError: [A-Z][\w ]*|" + _GEMINI_API_ERROR + ")",
+            ),
+            _stderr_line(
+                "    at throwErrorIfNotOK (file://<home>/.cache/turngate/engines/gemini@0.61.0/node_modules/"
+                "@google/gemini-cli/bundle/chunk-JDPZ4CE3.js:267833:24)",
+                GEMINI_FRAME,
+            ),
+            _stderr_line("  status: 429", r"  status: (?:429|5\d\d)"),
+            _stderr_line(
+                "  cause: { code: 429, message: 'Too Many Requests', details: [] },",
+                r"  cause: \{ code: \d{3}, message: '[^'\n]*', details: \[\] \},",
+            ),
+            _stderr_line("  retryDelayMs: undefined,"),
+            _stderr_line("}"),
+        ),
+        "gemini retries a refused request with a report on stderr for each attempt (the API error, a stack"
+        " trace in its bundle, the status), then the report of the last one and the path of its full"
+        " report; the fake gemini retries silently. Only these lines, each whole: a line of another form"
+        " is unexplained",
+        "corpus/gemini/real-0.61.0-*-hazard-429/stderr and *-hazard-500/stderr; printed by"
+        f" {GEMINI_BUNDLE}:308039 (retryWithBackoff) and :333117",
+    ),
+    Variant(
+        "gemini-drop-report-on-stderr",
+        ("gemini",),
+        "drop-turn",
+        (
+            _stderr_line(
+                "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-"
+                "Turn.run-"
+                "sendMessageStream-2026-11-25T04-16-50-394Z.json TypeError: terminated",
+                _GEMINI_REPORT + "TypeError: terminated",
+            ),
+            _stderr_line("    at Fetch.onAborted (node:internal/deps/undici/undici:11350:53)", GEMINI_FRAME),
+            _stderr_line("  [cause]: SocketError: other side closed"),
+            _stderr_line("    code: 'UND_ERR_SOCKET',"),
+            _stderr_line("    socket: {"),
+            _stderr_line("      localAddress: '127.0.0.1',"),
+            _stderr_line("      localPort: 59254,", r"      localPort: \d+,"),
+            _stderr_line("      remoteAddress: '127.0.0.1',"),
+            _stderr_line("      remotePort: 33791,", r"      remotePort: \d+,"),
+            _stderr_line("      remoteFamily: 'IPv4',"),
+            _stderr_line("      timeout: undefined,"),
+            _stderr_line("      bytesWritten: 47027,", r"      bytesWritten: \d+,"),
+            _stderr_line("      bytesRead: 394", r"      bytesRead: \d+"),
+            _stderr_line("    }"),
+            _stderr_line("  }"),
+            _stderr_line("}"),
+        ),
+        "when the connection drops mid-answer gemini prints undici's `TypeError: terminated` on stderr:"
+        " the path of its full report, a stack trace, and the socket error that caused it (its ports and"
+        " byte counts); the fake gemini prints no trace. Only these lines, each whole",
+        "corpus/gemini/real-0.61.0-*-hazard-drop/stderr and *-hazard-drop-retried/stderr",
+    ),
+    Variant(
+        "opencode-fault-http-details",
+        ("opencode",),
+        "status-fault-turn",
+        (
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.retry-after,"
+                " error.data.responseHeaders.server"
+            ),
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.server"
+            ),
+        ),
+        "opencode's APIError for a refused request carries the HTTP response (its headers, the 429's"
+        " retry-after among them, its body and metadata) as for a 4xx (opencode-api-error-http-details);"
+        " the fake's APIError for a model_error status carries the status alone",
+        "corpus/opencode/real-1.18.33-hazard-429/stdout and real-1.18.33-hazard-500/stdout, error.data",
+    ),
+)
 
 # The four engines Skill-Runner added (claude, qwen, codebuddy, kilo), from their captures of 2026-11-25.
 VARIANTS += (
