@@ -22,7 +22,7 @@ CAPTURES = corpus_captures(CORPUS_DIR)
 def test_the_corpus_covers_every_engine_with_several_captures() -> None:
     per_engine = {
         engine: sum(1 for c in CAPTURES if c.engine == engine)
-        for engine in ("codex", "gemini", "iflow", "opencode", "kilo")
+        for engine in ("codex", "gemini", "iflow", "opencode", "kilo", "claude", "qwen", "codebuddy")
     }
     assert all(count >= 5 for count in per_engine.values()), per_engine
 

@@ -149,19 +149,28 @@ def test_a_bad_recorded_field_is_one_line_naming_it(tmp_path: Path, recorded: ob
     assert "\n" not in str(raised.value)
 
 
-def test_a_real_capture_of_an_engine_without_a_reader_is_kept_but_not_replayed(tmp_path: Path) -> None:
+def test_real_captures_of_every_engine_with_a_reader_are_replayed_and_an_unknown_engine_is_named(
+    tmp_path: Path,
+) -> None:
     from turngate.tools.drift.sources import corpus_captures
 
-    for engine in ("codex", "claude"):
+    for engine in ("codex", "claude", "qwen", "codebuddy"):
         folder = tmp_path / engine / "real-1.0.0-message"
         folder.mkdir(parents=True)
         (folder / "stdout").write_bytes(b"")
         (folder / "capture.yaml").write_text(yaml.safe_dump({"engine": engine}))
-    assert [capture.engine for capture in corpus_captures(tmp_path)] == ["codex"]
-    with pytest.raises(
-        CaptureProblem, match="engine: 'claude': recorded only: turngate has no reader for it yet"
-    ):
-        load_capture(tmp_path / "claude" / "real-1.0.0-message")
+    assert [capture.engine for capture in corpus_captures(tmp_path)] == [
+        "claude",
+        "codebuddy",
+        "codex",
+        "qwen",
+    ]
+    folder = tmp_path / "aider" / "real-1.0.0-message"
+    folder.mkdir(parents=True)
+    (folder / "stdout").write_bytes(b"")
+    (folder / "capture.yaml").write_text(yaml.safe_dump({"engine": "aider"}))
+    with pytest.raises(CaptureProblem, match="engine: 'aider': known: codex, gemini, iflow, opencode, kilo"):
+        load_capture(folder)
 
 
 def test_a_killed_engine_is_recorded_with_its_signal(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -229,3 +230,51 @@ def test_variants_put_the_result_type_first_and_empty_the_echo(bench: EngineBenc
     result = played.json_lines()[-1]
     assert (next(iter(result)), result["result"]) == ("type", "")
     assert readers.read("claude", played.stdout).assistant_messages() == (MARKER,)
+
+
+def _corpus_lines(name: str) -> list[dict[str, object]]:
+    folder = Path(__file__).resolve().parents[2] / "corpus" / "claude" / name
+    return [json.loads(line) for line in (folder / "stdout").read_bytes().splitlines()]
+
+
+@pytest.mark.parametrize("version", ["2.1.331", "2.1.326"])
+def test_an_emulated_build_prints_its_own_init_line(bench: EngineBench, version: str) -> None:
+    # corpus/claude/real-<version>-message: 2.1.326's init lacks served_by_anthropic and
+    # sandbox_enabled, and four capabilities.
+    real = _corpus_lines(f"real-{version}-message")[0]
+    _script(bench, "fid-message")
+    argv = ["-p", "--output-format", "stream-json", "--verbose", "tg-case-fid-message"]
+    played = bench.run("claude", argv, TURNGATE_EMULATE=f"claude@{version}")
+    init = json.loads(played.stdout.splitlines()[0])
+    assert list(init) == list(real)
+    assert (init["claude_code_version"], init["capabilities"]) == (version, real["capabilities"])
+    assert bench.run("claude", ["--version"], TURNGATE_EMULATE=f"claude@{version}").out == (
+        f"{version} (Claude Code)\n"
+    )
+
+
+def test_bypass_mode_in_the_user_settings_is_the_mode_every_tool_decision_names(
+    bench: EngineBench, tmp_path: Path
+) -> None:
+    # corpus/claude/real-2.1.331-tool-echo: the launcher's user settings say bypassPermissions.
+    real = _corpus_lines("real-2.1.331-tool-echo")
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    (config / "settings.json").write_text('{"permissions": {"defaultMode": "bypassPermissions"}}')
+    _script(bench, "fid-tool-echo")
+    argv = ["-p", "--output-format", "stream-json", "--verbose", "tg-case-fid-tool-echo"]
+    lines = [
+        json.loads(line)
+        for line in bench.run("claude", argv, CLAUDE_CONFIG_DIR=str(config)).stdout.splitlines()
+    ]
+    assert lines[0]["permissionMode"] == real[0]["permissionMode"] == "bypassPermissions"
+    (user,) = [line for line in lines if line["type"] == "user"]
+    (real_user,) = [line for line in real if line["type"] == "user"]
+    assert (
+        user["tool_result_meta"][0]["permission_decision"]
+        == real_user["tool_result_meta"][0]["permission_decision"]
+        == {"decision": "accept", "source": "config", "reason_type": "mode"}
+    )
+    default = bench.run("claude", argv).stdout.splitlines()
+    assert json.loads(default[0])["permissionMode"] == "default"
+    assert b'"reason_type"' not in b"".join(default)

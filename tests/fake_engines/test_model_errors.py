@@ -394,3 +394,92 @@ def test_opencode_ends_a_tool_step_before_a_pause_and_writes_the_same_lines(benc
         return [(line["type"], line["part"].get("reason"), line["part"].get("text")) for line in lines]
 
     assert shape(again.stdout) == shape(fast.stdout)
+
+
+def _codex_yolo(prompt: str) -> list[str]:
+    """codex exec with --yolo, which every build takes (0.169.0 refuses --full-auto)."""
+    return ["exec", "--skip-git-repo-check", "--json", "--yolo", prompt]
+
+
+def _corpus_json(engine: str, name: str, stream: str = "stdout") -> list[dict[str, object]]:
+    folder = os.path.join(os.path.dirname(__file__), "..", "..", "corpus", engine, name)
+    with open(os.path.join(folder, stream), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@pytest.mark.parametrize("version", ["0.146.1", "0.169.0"])
+@pytest.mark.parametrize("status", [429, 500])
+def test_codex_announces_retries_of_a_status_as_each_build_does(
+    bench: EngineBench, version: str, status: int
+) -> None:
+    # corpus/codex/real-<version>-hazard-<status>: 0.169.0 announces a 429's two retries, 0.146.1 not;
+    # both announce a 500's, with codex's own "high demand" message (0.169.0's apostrophe typographic).
+    bench.case("refused", turns=[{"steps": [{"model_error": {"status": status, "retries": 2}}]}])
+    played = bench.run("codex", _codex_yolo("tg-case-refused"), TURNGATE_EMULATE=f"codex@{version}")
+    real = _corpus_json("codex", f"real-{version}-hazard-{status}")
+    assert played.returncode == 1
+    assert [line for line in played.json_lines()[2:]] == real[2:]
+
+
+def test_codex_reports_a_dropped_connection_with_the_transport_error(bench: EngineBench) -> None:
+    steps = [{"say": ANSWER}, {"model_error": {"cut": True, "dropped": True, "retries": 2}}]
+    bench.case("dropped", turns=[{"steps": steps}])
+    played = bench.run("codex", _codex_yolo("tg-case-dropped"), TURNGATE_EMULATE="codex@0.169.0")
+    real = _corpus_json("codex", "real-0.169.0-hazard-drop-retried")
+    assert [line.get("message") or line.get("error") for line in played.json_lines()[2:]] == [
+        line.get("message") or line.get("error") for line in real[2:]
+    ]
+
+
+def test_codex_refuses_request_user_input_in_exec_and_goes_on(bench: EngineBench) -> None:
+    # corpus/codex/real-0.169.0-request-user-input: nothing of the call on stdout, one ERROR line.
+    question = {"questions": [{"id": "style", "question": "Which style?"}]}
+    steps = [
+        {"tool": {"name": "request_user_input", "input": question, "output": ""}},
+        {"say": "Which style?"},
+    ]
+    bench.case("ask", turns=[{"steps": steps}])
+    played = bench.run("codex", first_turn_args("codex", "tg-case-ask"))
+    assert played.returncode == 0
+    assert _types(played.stdout) == [
+        line["type"] + (f":{line['item']['type']}" if "item" in line else "")  # type: ignore[index]
+        for line in _corpus_json("codex", "real-0.169.0-request-user-input")
+    ]
+    (refusal,) = played.err.splitlines()
+    assert refusal.endswith(
+        "Z ERROR codex_core::tools::router: error=request_user_input is unavailable in Default mode"
+    )
+
+
+def test_gemini_reports_a_dropped_connection_without_retrying_it(bench: EngineBench) -> None:
+    steps = [{"say": ANSWER}, {"model_error": {"cut": True, "dropped": True, "retries": 2}}]
+    bench.case("gdrop", turns=[{"steps": steps}])
+    played = bench.run("gemini", first_turn_args("gemini", "tg-case-gdrop"))
+    real = _corpus_json("gemini", "real-0.61.0-stream-json-hazard-drop-retried")
+    assert played.returncode == 1
+    assert [line["type"] for line in played.json_lines()] == [line["type"] for line in real]
+    assert (
+        played.json_lines()[-1]["error"]
+        == real[-1]["error"]
+        == {
+            "type": "unknown",
+            "message": "[API Error: terminated]",
+        }
+    )
+    document = bench.run("gemini", first_turn_args("gemini", "tg-case-gdrop", gemini_format="json"))
+    assert (document.returncode, document.stdout) == (1, b"")
+    assert json.loads(document.stderr)["error"] == {"type": "Error", "message": "terminated", "code": 1}
+
+
+def test_opencode_reports_a_dropped_connection_in_the_step_without_the_answer(bench: EngineBench) -> None:
+    steps = [{"say": ANSWER}, {"model_error": {"cut": True, "dropped": True}}]
+    bench.case("odrop", turns=[{"steps": steps}])
+    played = bench.run("opencode", first_turn_args("opencode", "tg-case-odrop"))
+    real = _corpus_json("opencode", "real-1.18.33-hazard-drop")
+    assert played.returncode == 1
+    assert (
+        _types(played.stdout)
+        == ["step_start:step-start", "error"]
+        == [str(line["type"]) + (":step-start" if line["type"] == "step_start" else "") for line in real]
+    )
+    assert played.json_lines()[-1]["error"] == real[-1]["error"]

@@ -150,6 +150,22 @@ def test_a_dropped_cut_closes_the_connection_in_the_middle_of_the_body(
         assert not ended(cut)
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda protocol: protocol.__name__)
+def test_a_cut_the_script_says_is_dropped_is_dropped_whatever_the_servers_cut_style(
+    tmp_path: Path, protocol: Request
+) -> None:
+    dropped = {
+        "case": "drop",
+        "turns": [{"steps": [{"say": DONE}, {"model_error": {"cut": True, "dropped": True}}]}],
+    }
+    scripts = write_scripts(tmp_path / "scripts", [*SCRIPTS, dropped])
+    with ModelServer(scripts, tmp_path / "log.jsonl", tmp_path / "data") as server:  # cut_style ended
+        cut = post(server, *protocol("drop"))
+        assert (cut.status, cut.complete) == (200, False)
+        assert text_of(cut) == DONE and not ended(cut)
+        assert post(server, *protocol("cut")).complete  # the other cuts still end their body
+
+
 def test_a_cut_style_the_server_does_not_know_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cut_style: 'reset': one of ended, dropped"):
         ModelServer(tmp_path, tmp_path / "log", tmp_path / "data", cut_style="reset")  # type: ignore[arg-type]

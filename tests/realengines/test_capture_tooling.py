@@ -11,7 +11,7 @@ import yaml
 
 from turngate.engines.real.lock import Pin
 from turngate.implementations.reference.commands import CommandOptions, build_command
-from turngate.tools.drift.capture import RECORDED_ONLY
+from turngate.tools.drift.capture import load_capture
 from turngate.tools.realengines.captures import WANTED, Wanted, all_scripts, capture_all, chosen
 from turngate.tools.realengines.commands import NoCommand, command_line, prepare_run
 
@@ -147,4 +147,4 @@ def test_a_capture_keeps_the_argv_as_played_the_pins_version_the_duration_and_a_
     assert "exit_code" not in killed
     assert killed["recorded"]["killed"] == "by the recorder after its 0.5 s timeout"
     assert (written[1] / "stdout").read_bytes() == b'{"type":"system"}\n'
-    assert "claude" in RECORDED_ONLY  # kept in the corpus, not replayed yet
+    assert load_capture(written[0]).engine == "claude"  # replayable: turngate reads claude

@@ -103,3 +103,34 @@ def test_every_variant_has_a_reason_a_source_and_a_distinct_name_per_engine() ->
         assert variant.excuses or variant.derived is not None, variant.name
         assert (variant.holds is None) == (not variant.requires), variant.name
         assert (variant.derived is None) == (not variant.derived_text), variant.name
+
+
+def _assistant(*blocks: str) -> dict[str, object]:
+    return {"type": "assistant", "message": {"content": [{"type": block} for block in blocks]}}
+
+
+def test_a_missing_claude_event_is_excused_only_when_every_block_of_the_answers_is_there() -> None:
+    missing = Difference("claude", "2.1.331", "s", "json", 1, "stdout: only in fake: assistant")
+    facts = TurnFacts(frozenset({"any", "text-turn", "tool-turn"}), text_answers=2, calls=1)
+    whole = lines(_assistant("text"), _assistant("tool_use"), _assistant("text"), {"type": "result"})
+    (joined,) = classify([missing], TurnContext("claude", "json", facts, whole, b""))
+    assert joined.variant == "claude-one-text-block-per-answer"
+    no_call = lines(_assistant("text"), _assistant("text"), {"type": "result"})  # a tool_use event lost
+    (lost,) = classify([missing], TurnContext("claude", "json", facts, no_call, b""))
+    assert lost.variant is None
+
+
+def test_a_codebuddy_reply_missing_from_the_events_is_excused_only_where_the_result_holds_it() -> None:
+    missing = Difference("codebuddy", "2.118.2", "s", "json", 1, "stdout: only in fake: assistant")
+    facts = TurnFacts(
+        frozenset({"any", "text-turn", "tool-turn"}), text_answers=1, calls=1, last_answer_text=True
+    )
+    success = {"type": "result", "subtype": "success", "result": "the reply"}
+    held = lines(_assistant("tool_use"), success)
+    (excused,) = classify([missing], TurnContext("codebuddy", "json", facts, held, b""))
+    assert excused.variant == "codebuddy-reply-only-in-result"
+    for result in ({**success, "result": ""}, {"type": "result", "subtype": "success"}):
+        (flagged,) = classify(
+            [missing], TurnContext("codebuddy", "json", facts, lines(_assistant("tool_use"), result), b"")
+        )
+        assert flagged.variant is None

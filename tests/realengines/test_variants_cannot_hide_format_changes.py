@@ -11,6 +11,7 @@ captures.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -22,29 +23,37 @@ from turngate.tools.realengines.fidelity import FIDELITY_ENGINES, TurnOutput
 from turngate.tools.realengines.format_changes import CHANGES, flagged, matrix
 from turngate.tools.realengines.saved import FakePlayer, SavedCapture, saved_captures, saved_fidelity
 
-# The engines with fidelity variants to hold their real captures against (claude, qwen, kilo and
-# codebuddy have real captures and fakes, but no variants yet: saved fidelity says "not compared").
+# Every engine with real captures has a fake and fidelity variants to hold them against.
 CAPTURES = [capture for capture in saved_captures(CORPUS_DIR) if capture.engine in FIDELITY_ENGINES]
 ENGINES = sorted({capture.engine for capture in CAPTURES})
 
 
 @pytest.fixture(scope="module")
-def player(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakePlayer]:
-    yield FakePlayer(tmp_path_factory.mktemp("fakes"))
+def player(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[FakePlayer]:
+    # Under pytest-xdist the workers share one folder of played fake turns (this session's: the
+    # workers' temporary folders are inside it), so each script is played once, not once per worker.
+    shared = tmp_path_factory.getbasetemp().parent / "fake-turns" if worker_id != "master" else None
+    yield FakePlayer(tmp_path_factory.mktemp("fakes"), shared)
 
 
 def test_the_corpus_has_real_captures_of_every_engine_turngate_runs_for_real() -> None:
-    assert ENGINES == ["codex", "gemini", "opencode"]
-    assert len(CAPTURES) == 25
+    assert ENGINES == ["claude", "codebuddy", "codex", "gemini", "kilo", "opencode", "qwen"]
+    assert len(CAPTURES) == len(saved_captures(CORPUS_DIR)) == 73
 
 
 def test_the_saved_real_captures_show_no_unexplained_difference(player: FakePlayer) -> None:
     reports = saved_fidelity(CAPTURES, player)
     assert sorted(report.pin for report in reports) == [
+        "claude@2.1.326",
+        "claude@2.1.331",
+        "codebuddy@2.118.2",
         "codex@0.146.1",
         "codex@0.169.0",
         "gemini@0.61.0",
+        "kilo@7.7.2",
+        "kilo@7.7.7",
         "opencode@1.18.33",
+        "qwen@0.24.4",
     ]
     for report in reports:
         assert report.differences, f"{report.pin}: the fakes differ from the real CLIs somewhere"
@@ -96,21 +105,69 @@ def test_a_gemini_build_that_moves_its_json_document_to_stderr_is_flagged(
     assert "stderr: only in real: document" in found
 
 
-def test_captures_of_an_engine_without_a_fake_are_not_compared_and_say_why(
+def test_captures_of_an_engine_without_variants_are_not_compared_and_say_why(
     player: FakePlayer, tmp_path: Path
 ) -> None:
     capture = _capture("codex/real-0.169.0-message")
-    stranger = replace(capture, engine="claude", version="2.1.331")
+    stranger = replace(capture, engine="iflow", version="0.5.0")  # a fake, no real pin, no variants
     (report,) = saved_fidelity([stranger], player)
-    assert (report.pin, report.played, report.differences) == ("claude@2.1.331", [], [])
+    assert (report.pin, report.played, report.differences) == ("iflow@0.5.0", [], [])
     assert (
         report.not_compared
-        == "no fidelity variants for claude yet: its fake is held to its captures by its own tests"
+        == "no fidelity variants for iflow yet: its fake is held to its captures by its own tests"
     )
     assert not report.unexplained()
 
 
-def test_the_matrix_command_prints_every_change_for_every_engine(player: FakePlayer) -> None:
-    cells = matrix(CORPUS_DIR, player)
+def test_the_matrix_command_prints_every_change_for_every_engine(player: FakePlayer, tmp_path: Path) -> None:
+    # The message turns (every pin and format): the whole matrix is the parametrized test above.
+    for capture in (c for c in CAPTURES if c.wanted.name == "message"):
+        shutil.copytree(capture.folder, tmp_path / capture.engine / capture.folder.name)
+    cells = matrix(tmp_path, player)
     assert {(cell.engine, cell.change) for cell in cells} == {(e, c) for e in ENGINES for c in CHANGES}
-    assert all(cell.mutants and cell.flagged == cell.mutants for cell in cells)
+    assert all(cell.flagged == cell.mutants for cell in cells)
+    assert all(cell.mutants for cell in cells), [c for c in cells if not c.mutants]
+
+
+# The hazards (429, 500, a cut ended or dropped, a file change) and codex's explorations
+# (request_user_input, an MCP call) of the three engines the fakes were first modelled on.
+HAZARDS = saved_captures(CORPUS_DIR, ["codex", "gemini", "opencode"], kinds=("hazard", "exploration"))
+
+
+def test_the_hazard_captures_show_no_unexplained_difference_where_a_fake_can_play_them(
+    player: FakePlayer,
+) -> None:
+    reports = {report.pin: report for report in saved_fidelity(HAZARDS, player)}
+    assert sorted(reports) == ["codex@0.146.1", "codex@0.169.0", "gemini@0.61.0", "opencode@1.18.33"]
+    for report in reports.values():
+        assert not report.unexplained(), [(d.script, d.text) for d in report.unexplained()]
+    # opencode never ends a cut answer (it asks again, ~130 times a second): the recorder killed it
+    # after 10 s, so what it printed is the timeout's; those two are named, never compared.
+    opencode = reports["opencode@1.18.33"]
+    assert sorted(opencode.skipped) == [
+        "opencode/real-1.18.33-hazard-cut",
+        "opencode/real-1.18.33-hazard-cut-retried",
+    ]
+    assert all(reason.startswith("not comparable: ") for reason in opencode.skipped.values())
+    assert len(opencode.played) == 5
+    assert [len(reports[pin].played) for pin in ("codex@0.146.1", "codex@0.169.0", "gemini@0.61.0")] == [
+        9,
+        9,
+        14,
+    ]
+
+
+@pytest.mark.parametrize("change", ["unknown-stderr-line", "renamed-event-type", "extra-key", "dropped-text"])
+def test_no_variant_explains_a_deliberate_format_change_to_a_hazard_capture(
+    change: str, player: FakePlayer
+) -> None:
+    # The hazard variants name whole stderr report lines by pattern (gemini's retries and drops) and
+    # whole key lists (opencode's APIError): a line, event or key they do not name stays flagged.
+    missed = [
+        f"{capture.name}: {mutant.what}"
+        for capture in HAZARDS
+        if capture.killed is None
+        for mutant in CHANGES[change](capture)
+        if not flagged(capture, mutant, player)
+    ]
+    assert not missed, missed

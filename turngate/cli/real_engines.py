@@ -123,6 +123,7 @@ def _drift(args: argparse.Namespace) -> int:
     from turngate.tools.realengines.fidelity import Difference, run_drift, scripts
 
     found: list[Difference]
+    entries = _baseline(args) if args.fail_on_drift else ()  # a bad baseline fails before any run
     if args.saved is not None:
         from turngate.tools.realengines.saved import saved_captures, saved_drift
 
@@ -148,13 +149,52 @@ def _drift(args: argparse.Namespace) -> int:
         print(f"  ({count}x, e.g. {example.script} [{mode}] turn {example.turn}) {text}")
     if not args.fail_on_drift:
         return 0
-    for difference in found:
+    return _judged_drift(args, old, new, found, entries)
+
+
+def _baseline(args: argparse.Namespace) -> tuple[Any, ...]:
+    from turngate.tools.realengines.drift_baseline import BaselineProblem, load
+
+    if args.baseline is None:
+        return ()
+    try:
+        return load(args.baseline)
+    except BaselineProblem as problem:
+        raise UsageProblem(f"--baseline: {problem}") from None
+
+
+def _judged_drift(
+    args: argparse.Namespace, old: Pin, new: Pin, found: list[Any], entries: tuple[Any, ...]
+) -> int:
+    """--fail-on-drift: each change on one line, known (the baseline's, with its entry and cause) or
+    not; exit 1 only for a change the baseline does not name."""
+    from turngate.tools.realengines.drift_baseline import CAUSES, judge
+
+    judged = judge(found, entries, new.engine, old.version, new.version)
+    pair = f"{new.engine} {old.version} -> {new.version}"
+    for known in judged.known:
+        difference, entry = known.difference, known.entry
+        timing = " (timing-dependent)" if entry.cause == "timing" else ""
         print(
-            f"drift: {new.engine} {old.version} -> {new.version}: {difference.script} [{difference.mode}]"
-            f" turn {difference.turn}: {difference.text}"
+            f"known drift{timing}: {pair}: {difference.script} [{difference.mode}] turn {difference.turn}:"
+            f" {difference.text} (baseline {entry.id}, cause: {entry.cause})"
         )
-    print(f"{'drift found' if found else 'no drift'}: {old.name} -> {new.name}")
-    return 1 if found else 0
+    beyond = " (not in the baseline)" if args.baseline is not None else ""
+    for difference in judged.unknown:
+        where = f"{difference.script} [{difference.mode}] turn {difference.turn}"
+        print(f"drift: {pair}: {where}: {difference.text}{beyond}")
+    for entry in judged.unseen:
+        print(f"baseline entry not seen: {entry.id} ({entry.capture}; {CAUSES[entry.cause]})")
+    if judged.unknown:
+        beyond = f" not in the baseline {args.baseline}" if args.baseline is not None else ""
+        print(f"drift found: {old.name} -> {new.name}: {len(judged.unknown)} change(s){beyond}")
+        return 1
+    if judged.known:
+        ids = ", ".join(dict.fromkeys(known.entry.id for known in judged.known))
+        print(f"no drift beyond the baseline: {old.name} -> {new.name} ({len(judged.known)} known: {ids})")
+        return 0
+    print(f"no drift: {old.name} -> {new.name}")
+    return 0
 
 
 def _fidelity(args: argparse.Namespace) -> int:
@@ -248,8 +288,19 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
     drift.add_argument(
         "--fail-on-drift",
         action="store_true",
-        help="exit 1 when anything changed between the versions, each change on one line"
-        " (without it: exit 0 whatever is found)",
+        help="exit 1 when anything changed between the versions that the baseline does not name, each"
+        " change on one line, known ones as known (without it: exit 0 whatever is found)",
+    )
+    drift.add_argument(
+        "--baseline",
+        type=Path,
+        default=_corpus() / "real-drift-baseline.yaml",
+        metavar="FILE",
+        help="the expected drift --fail-on-drift accepts (default: the shipped corpus's"
+        " real-drift-baseline.yaml; docs/drift.md, 'Expected drift')",
+    )
+    drift.add_argument(
+        "--no-baseline", dest="baseline", action="store_const", const=None, help="accept no drift at all"
     )
     drift.set_defaults(handler=_drift)
 
@@ -269,5 +320,11 @@ def add_commands(engine_commands: argparse._SubParsersAction[Any]) -> None:
         metavar="CORPUS",
         help="the saved real captures (CORPUS/ENGINE/real-*) against the fakes, not live runs: no npm"
         " (default CORPUS: the shipped corpus)",
+    )
+    fidelity.add_argument(
+        "--set",
+        action="append",
+        choices=("fidelity", "hazard", "exploration"),
+        help="with --saved: the captures of this set (repeatable; default: fidelity)",
     )
     fidelity.set_defaults(handler=_fidelity)

@@ -287,6 +287,7 @@ def _normalise_step(step: dict[str, Any], file: str, where: str) -> dict[str, An
             return {
                 "model_error": {
                     "cut": spec.get("cut", False),
+                    "dropped": spec.get("dropped", False),
                     "status": spec.get("status"),
                     "message": spec.get("message"),
                     "retries": spec.get("retries", 0),

@@ -271,6 +271,7 @@ def _play_session(engine: str, invocation: Invocation, prompt: str, settings: Se
             structured=structured,
             process_turn=process_turn,
             command_fields=invocation.log_fields,
+            build=settings.emulate.get(engine, ""),
         )
         if engine == "gemini":  # chosen by flag or settings.json: the log shows which the server chose
             log.note(output_format=context.output_format)

@@ -98,7 +98,11 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
 
     if turn.get("start", "engine") != "none":  # none: a raw capture brings its own first lines
         emit(fmt.begin())
-    for step in turn["steps"]:
+    withheld = _withheld(turn["steps"]) if getattr(fmt, "drop_withholds_answer", False) else set()
+    for index, step in enumerate(turn["steps"]):
+        if index in withheld:  # an answer the CLI never printed: its connection dropped mid-body
+            answer.append(step)
+            continue
         match step:
             case {"model_error": spec}:
                 pieces, ending = _model_error(fmt, spec, answer)
@@ -146,6 +150,25 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
                 emit(fmt.step(step))
     emit(fmt.end(turn["end"]))
     return operations
+
+
+def _withheld(steps: list[dict[str, Any]]) -> set[int]:
+    """The indexes of the say and think steps of an answer whose connection is dropped for good (a
+    `model_error` cut `dropped`, not recovering): a CLI that prints a part only once it is complete
+    (opencode) never prints them."""
+    found: set[int] = set()
+    current: list[int] = []
+    for index, step in enumerate(steps):
+        if "say" in step or "think" in step:
+            current.append(index)
+        elif "tool" in step or "file_change" in step:
+            current = []
+        elif "model_error" in step:
+            spec = step["model_error"]
+            if spec["cut"] and spec.get("dropped") and not spec["recovers"]:
+                found.update(current)
+            current = []
+    return found
 
 
 def _line(text: str) -> bytes:

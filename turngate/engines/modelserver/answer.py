@@ -17,6 +17,8 @@ class Answer:
     # A stream cut short (a model_error cut): the chunks hold no end-of-answer event, and the body ends
     # there or the connection is dropped (the server's cut_style); a JSON document is cut in half.
     cut: bool = False
+    # A cut whose connection is dropped whatever the server's cut_style (the script's `dropped: true`).
+    dropped: bool = False
 
 
 def json_answer(status: int, document: Any, kind: str) -> Answer:

@@ -223,7 +223,7 @@ class ModelServer:
     def _fault(self, module: ModuleType, body: Mapping[str, Any], fault: Fault) -> Answer:
         if fault.status is None:  # a cut: what the model had streamed, then the connection goes
             answer: Answer = module.render(body, Reply(fault.thinking, fault.text, cut=True), self._id)
-            return answer
+            return replace(answer, dropped=fault.dropped)
         message = fault.message or HTTPStatus(fault.status).phrase
         refused: Answer = module.error(fault.status, message)
         # One second: kilo honours retry-after, and a short wait keeps a hazard turn short.
@@ -362,7 +362,7 @@ def _error_message(answer: Answer) -> str | None:
 
 
 def _write(handler: BaseHTTPRequestHandler, answer: Answer, cut_style: CutStyle = "ended") -> None:
-    dropped = answer.cut and cut_style == "dropped"
+    dropped = answer.cut and (answer.dropped or cut_style == "dropped")
     handler.send_response(answer.status)
     handler.send_header("Content-Type", answer.content_type)
     for name, value in answer.headers:

@@ -63,6 +63,7 @@ class Fault:
     recovers: bool  # the attempt after `retries` failed ones succeeds
     thinking: tuple[str, ...]  # what the model streamed before a cut
     text: tuple[tuple[str, ...], ...]
+    dropped: bool = False  # a cut whose connection is dropped mid-body (else the server's cut_style)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,7 @@ def rounds_of(turn: Mapping[str, Any]) -> tuple[Round, ...]:
                     bool(spec.get("recovers")),
                     tuple(thinking),
                     tuple(text),
+                    bool(spec.get("dropped")),
                 )
                 if not fault.recovers:
                     break  # a fault the CLI does not get past ends the turn (as in the fake engines)

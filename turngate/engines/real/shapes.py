@@ -18,7 +18,7 @@ _KIND_FIELDS: Final = frozenset({"type", "role", "status", "reason", "delta", "s
 # Maps keyed by names (a model's, a file's): their keys are data. claude's `modelUsage` is keyed by
 # the model's name, and so is its model_usage_since_last_result (corpus/claude/real-*/stdout, the
 # result line).
-_NAMED_MAPS: Final = frozenset(
+NAMED_MAPS: Final = frozenset(
     {"models", "byName", "files", "metadata", "modelUsage", "model_usage_since_last_result"}
 )
 
@@ -70,7 +70,7 @@ def flatten(value: Any, prefix: str = "") -> dict[str, str]:
             flat[prefix or "."] = "{}"
         for key, inner in value.items():
             path = f"{prefix}.{key}" if prefix else str(key)
-            if key in _NAMED_MAPS and isinstance(inner, dict):
+            if key in NAMED_MAPS and isinstance(inner, dict):
                 flat[path] = "{named}"
             elif key in _KIND_FIELDS and isinstance(inner, str | bool):
                 flat[path] = json.dumps(inner)

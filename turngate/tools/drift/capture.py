@@ -21,12 +21,9 @@ from turngate.base.optionsfile import check_types, read_mapping
 from turngate.implementations.reference.turn import TurnInput
 from turngate.judge.skill_writer import GREETING_SCHEMA
 
-ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo")
-# Engines whose real captures the corpus holds (turngate engines real capture) but which turngate has
-# no readers for yet: their folders are skipped by the corpus loaders (sources.corpus_captures), not
-# refused; a capture of one loaded by name is refused as any unknown engine is. Moving an engine from
-# here to ENGINES, with its reader, makes its captures replayed (tests/drift/test_corpus.py).
-RECORDED_ONLY: Final = ("claude", "qwen", "codebuddy")
+# Every engine turngate has a reader for (turngate/engines/readers/): their captures are replayed
+# (tests/drift/test_corpus.py).
+ENGINES: Final = ("codex", "gemini", "iflow", "opencode", "kilo", "claude", "qwen", "codebuddy")
 NOT_RECORDED: Final = "not recorded"
 SCHEMAS: Final[Mapping[str, Mapping[str, Any] | None]] = {"greeting": GREETING_SCHEMA, "none": None}
 
@@ -78,11 +75,6 @@ class Capture:
     recorded: Recorded | None = None  # None: a capture written, or recorded before this was kept
 
     def __post_init__(self) -> None:
-        if self.engine in RECORDED_ONLY:
-            raise CaptureProblem(
-                f"{self.name}: engine: {self.engine!r}: recorded only: turngate has no reader for it yet"
-                f" (replayable: {', '.join(ENGINES)})"
-            )
         if self.engine not in ENGINES:
             raise CaptureProblem(f"{self.name}: engine: {self.engine!r}: known: {', '.join(ENGINES)}")
         if self.mode not in ("auto", "interactive"):

@@ -156,7 +156,7 @@ def version_of(executable: str, timeout: float = 30.0) -> str | None:
 
 def save(recording: Recording, folder: Path, *, engine: str, mode: str) -> Recording:
     """Scrub and write the capture folder (stdout, stderr, capture.yaml, script.yaml); the scrubbed
-    recording. Any engine: one turngate has no reader for yet (capture.RECORDED_ONLY) is kept too."""
+    recording."""
     home = os.path.expanduser("~")
     user = os.environ.get("USER") or os.environ.get("LOGNAME")
     clean = replace(

@@ -120,7 +120,40 @@ def _is_reply(engine: str, record: dict[str, Any]) -> bool:
             return (
                 record.get("type") == "message" and record.get("role") == "assistant"
             ) or "response" in record
+        case "claude" | "qwen" | "codebuddy":
+            return bool(_text_blocks(record))
     return False
+
+
+SDK_ENGINES: Final = ("claude", "qwen", "codebuddy")  # SDK messages: assistant, user, result events
+
+
+def _text_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The text blocks of an `assistant` event (claude, qwen, codebuddy)."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if record.get("type") != "assistant" or not isinstance(content, list):
+        return []
+    return [
+        b
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def _edit_sdk_reply(record: dict[str, Any], edit: Callable[[str], str]) -> dict[str, Any] | None:
+    """Every reply text of an SDK-message line: the assistant's text blocks, and the `result` line's
+    `result`, which repeats the last one (codebuddy at times prints a reply only there)."""
+    changed = False
+    for block in _text_blocks(record):
+        new = edit(block["text"])
+        changed |= new != block["text"]
+        block["text"] = new
+    if record.get("type") == "result" and isinstance(record.get("result"), str):
+        new = edit(record["result"])
+        changed |= new != record["result"]
+        record["result"] = new
+    return record if changed else None
 
 
 def _edit_reply_text(capture: Capture, edit: Callable[[str], str]) -> Capture | None:
@@ -132,6 +165,8 @@ def _edit_reply_text(capture: Capture, edit: Callable[[str], str]) -> Capture | 
         return None if new == stdout else capture.with_streams(new.encode("utf-8"), capture.stderr)
 
     def change(record: dict[str, Any]) -> dict[str, Any] | None:
+        if capture.engine in SDK_ENGINES:
+            return _edit_sdk_reply(record, edit)
         if not _is_reply(capture.engine, record):
             return None
         for holder, key in (
@@ -193,6 +228,11 @@ def rename_text_to_content(capture: Capture) -> Capture | None:
     def change(record: dict[str, Any]) -> dict[str, Any] | None:
         if not _is_reply(capture.engine, record):
             return None
+        blocks = _text_blocks(record)
+        for block in blocks:  # claude, qwen, codebuddy: each text block's text
+            block["content"] = block.pop("text")
+        if blocks:
+            return record
         for holder in (record.get("item"), record.get("part"), record):
             if isinstance(holder, dict) and "text" in holder:
                 holder["content"] = holder.pop("text")
@@ -213,6 +253,9 @@ _END_TYPES: Final = {
     "opencode": ("step_finish",),
     "kilo": ("step_finish",),
     "gemini": ("result",),
+    "claude": ("result",),
+    "qwen": ("result",),
+    "codebuddy": ("result",),
 }
 
 
@@ -251,6 +294,11 @@ _UNKNOWN_EVENTS: Final[dict[str, dict[str, Any]]] = {
     "gemini": {"type": "thought_summary", "summary": "Planning the greeting."},
 }
 _UNKNOWN_EVENTS["kilo"] = _UNKNOWN_EVENTS["opencode"]  # kilo is opencode's fork: the same event stream
+# claude, qwen, codebuddy: a system event of a subtype no reader knows (their SDKs add subtypes often),
+# and an event type of its own (claude's rate-limit notice).
+_UNKNOWN_EVENTS["claude"] = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}}
+_UNKNOWN_EVENTS["qwen"] = {"type": "system", "subtype": "memory_saved", "data": {"files": 0}}
+_UNKNOWN_EVENTS["codebuddy"] = {"type": "system", "subtype": "compact_boundary", "status": None}
 
 
 def add_unknown_event(capture: Capture) -> Capture | None:
@@ -264,6 +312,10 @@ def add_unknown_event(capture: Capture) -> Capture | None:
     if capture.engine in ("opencode", "kilo"):
         first = _obj(lines[0]) or {}
         event["sessionID"] = first.get("sessionID", "ses_unknown")
+    if capture.engine in SDK_ENGINES:
+        session = _sdk_session(lines)
+        if session is not None:
+            event["session_id"] = session
     lines.insert(len(lines) - 1, _dump(event, b"\n"))
     return capture.with_streams(b"".join(lines), capture.stderr)
 
@@ -485,6 +537,21 @@ def marker_in_tool_result(capture: Capture) -> Capture | None:
                 {"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "t_echo", "parameters": {}},
                 {"type": "tool_result", "tool_id": "t_echo", "status": "success", "output": _ECHO},
             ]
+        case "claude" | "qwen" | "codebuddy":
+            # The shell tool's call and its result, as each prints them (corpus/<engine>/real-*-tool-echo).
+            shell = {"claude": "Bash", "qwen": "run_shell_command", "codebuddy": "Bash"}[capture.engine]
+            output: Any = _ECHO if capture.engine != "codebuddy" else [{"type": "text", "text": _ECHO}]
+            call = {
+                "type": "tool_use",
+                "id": "call_echo",
+                "name": shell,
+                "input": {"command": "cat SKILL.md"},
+            }
+            result = {"type": "tool_result", "tool_use_id": "call_echo", "content": output, "is_error": False}
+            events = [
+                {"type": "assistant", "message": {"role": "assistant", "content": [call]}},
+                {"type": "user", "message": {"role": "user", "content": [result]}},
+            ]
         case _:
             return None
     return _insert_before_reply(capture, events)
@@ -507,6 +574,9 @@ def marker_in_reasoning(capture: Capture) -> Capture | None:
                     "part": {"type": "reasoning", "text": thought},
                 }
             ]
+        case "claude" | "qwen" | "codebuddy":
+            block = {"type": "thinking", "thinking": thought}
+            events = [{"type": "assistant", "message": {"role": "assistant", "content": [block]}}]
         case _:
             return None
     return _insert_before_reply(capture, events)
@@ -525,6 +595,9 @@ def _insert_before_reply(capture: Capture, events: list[dict[str, Any]]) -> Capt
     session = next(((_obj(line) or {}).get("sessionID") for line in lines if _obj(line)), None)
     if capture.engine in ("opencode", "kilo") and session:
         events = [{**event, "sessionID": session} for event in events]
+    sdk_session = _sdk_session(lines) if capture.engine in SDK_ENGINES else None
+    if sdk_session is not None:
+        events = [{**event, "session_id": sdk_session} for event in events]
     index = next(
         (
             i
@@ -537,6 +610,15 @@ def _insert_before_reply(capture: Capture, events: list[dict[str, Any]]) -> Capt
         return None
     lines[index:index] = [_dump(event, b"\n") for event in events]
     return capture.with_streams(b"".join(lines), capture.stderr)
+
+
+def _sdk_session(lines: list[bytes]) -> str | None:
+    """The session id the first line naming one names (claude, qwen, codebuddy)."""
+    for line in lines:
+        session = (_obj(line) or {}).get("session_id")
+        if isinstance(session, str):
+            return session
+    return None
 
 
 def opencode_top_level_text(capture: Capture) -> Capture | None:

@@ -23,7 +23,7 @@ from turngate.engines.fake.install import install
 from turngate.implementations.reference.commands import CommandOptions, build_command
 from turngate.judge.case_folder import FIXED_EPOCH_MS, case_id
 from turngate.judge.catalog import Scenario
-from turngate.tools.drift.capture import RECORDED_ONLY, Capture, load_capture
+from turngate.tools.drift.capture import Capture, load_capture
 
 CORPUS_DIR: Final = data_dir("corpus")
 TURN_TIMEOUT_SEC: Final = 10.0
@@ -41,10 +41,7 @@ def shipped_capture(name: str, root: Path = CORPUS_DIR) -> Path | None:
 
 def corpus_captures(root: Path = CORPUS_DIR, engines: Iterable[str] | None = None) -> list[Capture]:
     wanted = set(engines) if engines else None
-    # Real captures of engines turngate has no readers for yet are kept, not replayed (capture.py).
-    folders = sorted(
-        path.parent for path in root.glob("*/*/capture.yaml") if path.parent.parent.name not in RECORDED_ONLY
-    )
+    folders = sorted(path.parent for path in root.glob("*/*/capture.yaml"))
     captures = [load_capture(folder) for folder in folders]
     return [capture for capture in captures if wanted is None or capture.engine in wanted]
 

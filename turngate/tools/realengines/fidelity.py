@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -72,7 +73,8 @@ def modes_of(engine: str) -> tuple[str, ...]:
 
 # The engines whose fakes have fidelity variants (variants.py). The later four have fakes held to their
 # real captures by their own tests, but no variants yet: every difference would be unexplained.
-FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode")
+FIDELITY_ENGINES: Final = ("codex", "gemini", "opencode", "claude", "qwen", "codebuddy", "kilo")
+NOT_COMPARABLE: Final = "not comparable: "
 NO_VARIANTS: Final = (
     "no fidelity variants for {engine} yet: its fake is held to its captures by its own tests"
 )
@@ -182,6 +184,26 @@ def unplayable_reason(script: Script) -> str | None:
 # Playing -------------------------------------------------------------------------------------------
 
 
+def fake_environment(engine: str, version: str, home: Path) -> dict[str, str]:
+    """What the fake of ``engine`` gets so that it plays the pinned build under the configuration the
+    real launcher gives the real CLI (turngate/engines/real/launch.py): the build emulated
+    (TURNGATE_EMULATE, where the fake knows it), and claude's user settings (the launcher's
+    `permissions.defaultMode: bypassPermissions`, which claude's stream shows)."""
+    from turngate.engines.fake.argv import claude, codex
+    from turngate.engines.real.launch import claude_settings
+
+    env: dict[str, str] = {}
+    known = {"codex": tuple(codex.EMULATED_VERSIONS), "claude": tuple(claude.EMULATED_VERSIONS)}
+    if version in known.get(engine, ()):
+        env["TURNGATE_EMULATE"] = f"{engine}@{version}"
+    if engine == "claude":
+        folder = home / ".claude"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "settings.json").write_text(json.dumps(claude_settings(), indent=2), encoding="utf-8")
+        env["CLAUDE_CONFIG_DIR"] = str(folder)
+    return env
+
+
 def play(
     engine: str,
     mode: str,
@@ -277,9 +299,15 @@ def compare_stderr(
             yield f"line only in {b}: {text}"
 
 
+@functools.lru_cache(maxsize=64)
+def _shapes(data: bytes) -> list[tuple[str, dict[str, str]]]:
+    # One stream is often compared many times (the fake's turn against every format-change mutant).
+    return events(data)
+
+
 def _compare_stream(real: bytes, fake: bytes, sides: tuple[str, str] = ("real", "fake")) -> Iterator[str]:
     a, b = sides
-    mine, theirs = events(real), events(fake)
+    mine, theirs = _shapes(real), _shapes(fake)
     labels_real = [label for label, _ in mine]
     labels_fake = [label for label, _ in theirs]
     matcher = difflib.SequenceMatcher(a=labels_real, b=labels_fake, autojunk=False)
@@ -344,8 +372,6 @@ def run_fidelity(
 def _run_pin(
     pin: Pin, cache: Path, chosen: list[Script], root: Path, url: str, progress: Any
 ) -> EngineReport:
-    from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-
     report = EngineReport(pin.name)
     base = root / pin.name
     real_bin, fake_bin = base / "real-bin", base / "fake-bin"
@@ -381,8 +407,7 @@ def _run_pin(
                 }
                 if side == "fake":
                     env["TURNGATE_SCRIPTS"] = str(root / "scripts")
-                    if pin.engine == "codex" and pin.version in EMULATED_VERSIONS:
-                        env["TURNGATE_EMULATE"] = pin.name
+                    env.update(fake_environment(pin.engine, pin.version, where / side / "home"))
                 outputs = play(pin.engine, mode, script, real_bin if side == "real" else fake_bin, cwd, env)
                 sides[side] = outputs
                 keep_turns(where / side, outputs)
@@ -444,6 +469,9 @@ def render(reports: list[EngineReport]) -> str:
             f" by {len(counted)} named variants, {len(unexplained)} unexplained"
         )
         engine = report.pin.split("@")[0]
+        for name, reason in report.skipped.items():
+            if reason.startswith(NOT_COMPARABLE):  # a saved capture (playable ones are many, and say so)
+                lines.append(f"  {name}: {reason}")
         for name, count in sorted(counted.items()):
             variant = next(v for v in VARIANTS if v.name == name and engine in v.engines)
             lines.append(f"  variant {name} ({count}): {variant.reason}")

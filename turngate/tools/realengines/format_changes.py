@@ -8,8 +8,9 @@ per object, per field it can touch); fidelity compares each mutant with the fake
 format change. ``python -m turngate.tools.realengines.format_changes [CORPUS]`` prints the matrix;
 tests/realengines/test_variants_cannot_hide_format_changes.py holds it to "every mutant flagged".
 
-Named maps (``models``, ``byName``, ``files``, ``metadata``: their keys are data, turngate/engines/
-real/shapes.py) are never changed inside: fidelity does not compare their keys, by design.
+Named maps (``models``, ``byName``, ``files``, ``metadata``, claude's ``modelUsage``: their keys are
+data, turngate/engines/real/shapes.py) are never changed inside: fidelity does not compare their keys,
+by design.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from turngate.engines.real.shapes import line_label
+from turngate.engines.real.shapes import NAMED_MAPS, line_label
 from turngate.tools.realengines.fidelity import FIDELITY_ENGINES
 from turngate.tools.realengines.saved import FakePlayer, SavedCapture, saved_captures, saved_fidelity
 from turngate.tools.realengines.variants import stderr_parts
 
-_NAMED_MAPS: Final = frozenset({"models", "byName", "files", "metadata"})
+_NAMED_MAPS: Final = NAMED_MAPS
 EXTRA_KEY: Final = "turngate_extra"
 UNKNOWN_LINE: Final = "Notice: a line no variant names (a deliberate change)"
 
@@ -160,15 +161,31 @@ def _is_reply_text(event: Json) -> bool:
     if not isinstance(event, dict):
         return False
     item = event.get("item")
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
     return (
         (isinstance(item, dict) and item.get("type") == "agent_message")  # codex
         or (event.get("type") == "message" and event.get("role") == "assistant")  # gemini stream-json
-        or event.get("type") == "text"  # opencode
+        or event.get("type") == "text"  # opencode, kilo
+        or (  # claude, qwen, codebuddy: an assistant event with a text block
+            event.get("type") == "assistant"
+            and isinstance(content, list)
+            and any(isinstance(block, dict) and block.get("type") == "text" for block in content)
+        )
     )
 
 
+def _without_reply_echo(event: Json) -> Json:
+    """A `result` without the reply it repeats (claude, qwen, codebuddy `result.result`): a build that
+    drops the reply drops it there too (codebuddy prints a reply only there at times, a known variant)."""
+    if isinstance(event, dict) and event.get("type") == "result" and isinstance(event.get("result"), str):
+        return {key: value for key, value in event.items() if key != "result"}
+    return event
+
+
 def dropped_text(capture: SavedCapture) -> list[Mutant]:
-    """The reply's text gone: its events dropped (JSON lines), its ``response`` dropped (a document)."""
+    """The reply's text gone: its events dropped, and the reply a `result` repeats (JSON lines), its
+    ``response`` dropped (a document)."""
     stream = _read(capture.output.stdout)
     if stream is None:
         return []
@@ -178,7 +195,7 @@ def dropped_text(capture: SavedCapture) -> list[Mutant]:
             return []
         del document["response"]
         return [_mutant(capture, "stdout", _with_events(stream, [document]), "stdout document: response")]
-    kept = [event for event in stream.events if not _is_reply_text(event)]
+    kept = [_without_reply_echo(event) for event in stream.events if not _is_reply_text(event)]
     if len(kept) == len(stream.events):
         return []
     dropped = len(stream.events) - len(kept)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
+import json
 import os
 import re
 import sys
@@ -29,12 +31,14 @@ from turngate.tools.realengines.fidelity import (
     FIDELITY_ENGINES,
     FIDELITY_SCRIPTS,
     NO_VARIANTS,
+    NOT_COMPARABLE,
     Difference,
     EngineReport,
     Script,
     TurnOutput,
     compare_script,
     drift_compare,
+    fake_environment,
     play,
 )
 from turngate.tools.realengines.variants import VARIANTS, Variant
@@ -57,6 +61,7 @@ class SavedCapture:
     mode: str
     wanted: Wanted
     output: TurnOutput
+    killed: str | None = None  # how the recorder ended a turn that did not end (recorded.killed)
 
     @property
     def name(self) -> str:
@@ -93,9 +98,10 @@ def saved_captures(
             document.get("exit_code"),
         )
         mode = match["mode"] or DEFAULT_MODE
-        found.append(
-            SavedCapture(folder, engine, match["version"], mode, wanted_by_name[match["name"]], output)
-        )
+        recorded = document.get("recorded")
+        killed = recorded.get("killed") if isinstance(recorded, dict) else None
+        wanted = wanted_by_name[match["name"]]
+        found.append(SavedCapture(folder, engine, match["version"], mode, wanted, output, killed))
     return found
 
 
@@ -113,15 +119,49 @@ def versions(corpus: Path) -> dict[str, list[str]]:
 
 def fidelity_script(name: str) -> Script:
     """The script a saved capture was played from (a fidelity or a capture script), by its case."""
-    return all_scripts()[name]
+    return _scripts()[name]
+
+
+DROPPED_SUFFIX: Final = "-dropped"
+
+
+def played_script(wanted: Wanted) -> Script:
+    """The script the fake plays for a wanted capture: its own, or, for a capture the model server cut
+    by dropping the connection (``cut_style: dropped``), the same with each cut ``dropped`` (the step's
+    own way of saying so; turngate/engines/fake/script.schema.json), under a case of its own."""
+    script = fidelity_script(wanted.script)
+    if wanted.cut_style != "dropped":
+        return script
+    case = script.case + DROPPED_SUFFIX
+    turns = []
+    for turn in script.document["turns"]:
+        steps = [
+            {"model_error": {**step["model_error"], "dropped": True}}
+            if isinstance(step, dict)
+            and isinstance(step.get("model_error"), dict)
+            and step["model_error"].get("cut")
+            else step
+            for step in turn["steps"]
+        ]
+        turns.append({**turn, "steps": steps})
+    return Script(case, script.source, {**script.document, "case": case, "turns": turns}, script.engines)
+
+
+@functools.cache
+def _scripts() -> dict[str, Script]:
+    # Read once: the format-change matrix asks for a script per mutant (thousands).
+    return all_scripts()
 
 
 class FakePlayer:
     """The fake engines, installed under ``root``, playing the fidelity scripts (each once per
-    engine, version and format: its turns are kept)."""
+    engine, version and format: its turns are kept). With ``shared``, a folder several processes
+    use (the test suite's workers), each script's turns are played once among all of them: the first
+    plays and writes them there under a lock, the others read them."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shared: Path | None = None) -> None:
         self.root = root
+        self.shared = shared
         install_fakes(root / "bin")
         scripts = root / "scripts"
         scripts.mkdir(parents=True, exist_ok=True)
@@ -135,26 +175,49 @@ class FakePlayer:
         return (self.root / "bin" / engine).exists()
 
     def turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
-        from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-
         key = (engine, version, mode, script.case)
         if key not in self._played:
-            where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
-            cwd = where / "run"
-            cwd.mkdir(parents=True, exist_ok=True)
-            (cwd / "SKILL.md").write_text(
-                "---\nname: greet\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
-            )
-            env = {
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(where / "home"),
-                "TURNGATE_STATE": str(where / "state"),
-                "TURNGATE_SCRIPTS": str(self.root / "scripts"),
-            }
-            if engine == "codex" and version in EMULATED_VERSIONS:
-                env["TURNGATE_EMULATE"] = f"codex@{version}"
-            self._played[key] = play(engine, mode, script, self.root / "bin", cwd, env)
+            if self.shared is None:
+                self._played[key] = self._play(engine, version, mode, script)
+            else:
+                self._played[key] = self._shared_turns(engine, version, mode, script)
         return self._played[key]
+
+    def _play(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        written = self.root / "scripts" / f"{script.case}.yaml"
+        if not written.exists():  # a script made here (played_script), not one of the shipped folders
+            written.write_text(yaml.safe_dump(dict(script.document), sort_keys=False), encoding="utf-8")
+        where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
+        cwd = where / "run"
+        cwd.mkdir(parents=True, exist_ok=True)
+        (cwd / "SKILL.md").write_text(
+            "---\nname: greet\n---\n\n# Greet\n\nGreet the user.\n", encoding="utf-8"
+        )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(where / "home"),
+            "TURNGATE_STATE": str(where / "state"),
+            "TURNGATE_SCRIPTS": str(self.root / "scripts"),
+        }
+        env.update(fake_environment(engine, version, where / "home"))
+        return play(engine, mode, script, self.root / "bin", cwd, env)
+
+    def _shared_turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
+        import fcntl
+
+        assert self.shared is not None
+        folder = self.shared / f"{engine}@{version}" / mode / script.case
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "lock", "w", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            done = folder / "turns.json"
+            if done.exists():
+                rows = json.loads(done.read_text(encoding="utf-8"))
+                return [TurnOutput(bytes.fromhex(out), bytes.fromhex(err), code) for out, err, code in rows]
+            played = self._play(engine, version, mode, script)
+            rows = [[turn.stdout.hex(), turn.stderr.hex(), turn.exit_code] for turn in played]
+            done.write_text(json.dumps(rows), encoding="utf-8")
+            return played
 
 
 Change = Callable[[SavedCapture], TurnOutput | None]
@@ -179,11 +242,17 @@ def saved_fidelity(
         if capture.engine not in FIDELITY_ENGINES:
             report.not_compared = NO_VARIANTS.format(engine=capture.engine)
             continue
+        if capture.killed is not None:
+            report.skipped[capture.name] = (
+                f"{NOT_COMPARABLE}the real CLI never ended the turn and was killed {capture.killed}: how"
+                " much it printed is the timeout's, and the fake never ends it either"
+            )
+            continue
         real = capture.output if change is None else change(capture)
         if real is None:
             report.skipped[capture.name] = "the change does not apply"
             continue
-        script = fidelity_script(capture.wanted.script)
+        script = played_script(capture.wanted)
         fake = player.turns(capture.engine, capture.version, capture.mode, script)
         turn = capture.wanted.turn
         found = compare_script(
@@ -231,7 +300,7 @@ def main(args: argparse.Namespace) -> int:
     from turngate.tools.realengines.fidelity import render, write_json
 
     corpus: Path = args.saved
-    captures = saved_captures(corpus, args.engines or None)
+    captures = saved_captures(corpus, args.engines or None, kinds=args.set or ("fidelity",))
     if args.k:
         captures = [
             c

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -32,12 +33,18 @@ from turngate.engines.real.shapes import events
 TURN_KINDS: Final[Mapping[str, str]] = {
     "any": "every turn",
     "error-turn": "a turn whose model request fails (an `error` step, or `end: failed`)",
-    "first-answer-error": "a turn whose first model request fails (no answer before the error)",
+    "first-answer-error": "a turn whose first model request fails (no answer before the error; a"
+    " `model_error` status or dropped connection on it too)",
     "text-turn": "a turn with at least one model answer carrying text (`say`, `ask_user`)",
     "think-turn": "a turn with a `think` step",
     "tool-turn": "a turn with a `tool` step",
     "other-tool-turn": "a turn with a `tool` step not named `bash` or `shell` (MCP in the fake codex)",
     "failed-tool-turn": "a turn with a `tool` step whose command fails (`status: error`)",
+    "uncoded-error-turn": "a turn whose model request fails (an `error` step, or `end: failed`) and no"
+    " `error` step gives a `code`",
+    "status-fault-turn": "a turn whose model request is refused with a status the CLI retries (a"
+    " `model_error` with `status`)",
+    "drop-turn": "a turn whose model answer's connection is dropped mid-body (a `model_error` cut `dropped`)",
 }
 # The tool names the fake codex prints as `command_execution` (turngate/engines/fake/formats/codex.py).
 SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
@@ -48,8 +55,34 @@ SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
 SHELL_TOOL_ARGUMENTS: Final[Mapping[str, frozenset[str]]] = {
     "gemini": frozenset({"command", "description"}),
     "opencode": frozenset({"command"}),
+    # claude's and codebuddy's Bash, qwen's run_shell_command and kilo's bash declare a description
+    # the model server fills (corpus/<engine>/real-*-tool-echo/stdout, the tool call's input).
+    "claude": frozenset({"command", "description"}),
+    "qwen": frozenset({"command", "description"}),
+    "codebuddy": frozenset({"command", "description"}),
+    "kilo": frozenset({"command", "description"}),
 }
 LINE_ONLY_IN_REAL: Final = "stderr: line only in real: "
+LINE_ONLY_IN_FAKE: Final = "stderr: line only in fake: "
+# codex's refusal of request_user_input, its time aside (corpus/codex/real-*-request-user-input/stderr).
+REQUEST_USER_INPUT_LINE: Final = (
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z ERROR codex_core::tools::router:"
+    r" error=request_user_input is unavailable in Default mode"
+)
+# A frame of a Node stack trace in gemini-cli's bundle or Node's own modules, as util.inspect prints
+# an error (four spaces; six for the error's `cause`), the frame that opens the error's properties
+# ending in " {".
+GEMINI_FRAME: Final = (
+    r"(?: {4}| {6})at (?:async )?(?:[\w.$<>]+ \()?(?:file://\S*/@google/gemini-cli/bundle/[\w-]+\.js"
+    r"|node:(?:internal/[\w/]+|events|net)):\d+:\d+\)?(?: \{)?"
+)
+_GEMINI_API_ERROR: Final = (
+    r'_ApiError: \{"error":\{"code":\d{3},"message":"(?:[^"\\]|\\.)*","status":"[A-Z_]+"\}\}'
+)
+_GEMINI_REPORT: Final = (
+    r"Error when talking to Gemini API Full report available at: \S+/gemini-client-error-Turn\.run-"
+    r"sendMessageStream-[\w-]+\.json "
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +92,13 @@ class TurnFacts:
     kinds: frozenset[str]
     tool_inputs: tuple[frozenset[str], ...] = ()  # each scripted tool's input keys, in order
     text_answers: int = 0  # model answers (rounds) of the turn that carry text
+    failed_tool_inputs: tuple[frozenset[str], ...] = ()  # the input keys of each tool that fails
+    other_tools: int = 0  # scripted tools not named bash or shell (each played as a shell call)
+    calls: int = 0  # tool calls and file changes the model makes (one per round that has one)
+    think_steps: int = 0  # `think` steps (the Anthropic API sends one thinking block each)
+    think_answers: int = 0  # model answers with thinking (Chat Completions: one reasoning text each)
+    last_answer_text: bool = False  # the turn's last model answer carries text
+    last_answer_thinking: bool = False  # ... and thinking
 
 
 def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
@@ -72,8 +112,16 @@ def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
     tools = [step["tool"] for step in turn["steps"] if "tool" in step]
     if any(r.error for r in rounds):
         kinds.add("error-turn")
-    if rounds[0].error and not rounds[0].text and rounds[0].tool is None:
+    first = rounds[0]
+    if first.error and not first.text and first.tool is None:
         kinds.add("first-answer-error")
+    elif first.fault is not None and (first.fault.status is not None or first.fault.dropped):
+        kinds.add("first-answer-error")  # refused, or its connection dropped: no answer came whole
+    faults = [r.fault for r in rounds if r.fault is not None]
+    if any(fault.status is not None for fault in faults):
+        kinds.add("status-fault-turn")
+    if any(fault.dropped for fault in faults):
+        kinds.add("drop-turn")
     if any(r.text for r in rounds):
         kinds.add("text-turn")
     if any(r.thinking for r in rounds):
@@ -84,10 +132,20 @@ def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
         kinds.add("other-tool-turn")
     if any(tool.get("exit_code", 0) != 0 for tool in tools):
         kinds.add("failed-tool-turn")
+    errors = [step["error"] for step in turn["steps"] if "error" in step]
+    if "error-turn" in kinds and not any(isinstance(error.get("code"), int) for error in errors):
+        kinds.add("uncoded-error-turn")
     return TurnFacts(
         frozenset(kinds),
         tuple(frozenset(tool["input"]) for tool in tools),
         sum(1 for r in rounds if r.text),
+        tuple(frozenset(tool["input"]) for tool in tools if tool.get("exit_code", 0) != 0),
+        sum(1 for tool in tools if tool["name"] not in SHELL_TOOL_NAMES),
+        sum(1 for r in rounds if r.tool is not None or r.change is not None),
+        sum(len(r.thinking) for r in rounds),
+        sum(1 for r in rounds if r.thinking),
+        bool(rounds[-1].text),
+        bool(rounds[-1].thinking),
     )
 
 
@@ -247,12 +305,106 @@ def _one_text_part_per_answer(context: TurnContext) -> bool:
     return answers >= 1 and _labels(context.real_stdout).count("text:text") == answers
 
 
-def _shell_call_keys(label: str, prefix: str) -> Callable[[TurnContext], tuple[str, ...]]:
+def _assistant_blocks(data: bytes) -> Counter[str]:
+    """How many content blocks of each type the `assistant` events of a JSON-lines stream hold
+    (claude, qwen, codebuddy: each event holds one model answer's blocks, or one of them)."""
+    found: Counter[str] = Counter()
+    for line in data.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("type") != "assistant":
+            continue
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and isinstance(block.get("type"), str):
+                found[block["type"]] += 1
+    return found
+
+
+def _answer_blocks(context: TurnContext, thinking: int) -> Counter[str]:
+    """The content blocks the model server's answers of the turn hold: one text block per answer with
+    text (its say steps joined), one tool_use per call, ``thinking`` thinking blocks."""
+    facts = context.facts
+    blocks = Counter({"text": facts.text_answers, "tool_use": facts.calls, "thinking": thinking})
+    return +blocks  # zero counts dropped
+
+
+def _one_block_per_answer(thinking: Callable[[TurnFacts], int]) -> Callable[[TurnContext], bool]:
+    """The real `assistant` events hold exactly the blocks of the model's answers: nothing missing,
+    nothing more (so the excuse of a missing `assistant` event is only ever a say step's)."""
+
+    def holds(context: TurnContext) -> bool:
+        return _assistant_blocks(context.real_stdout) == _answer_blocks(context, thinking(context.facts))
+
+    return holds
+
+
+def _json_lines(data: bytes) -> list[dict[str, Any]]:
+    found = []
+    for line in data.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            found.append(event)
+    return found
+
+
+def _results(context: TurnContext) -> list[dict[str, Any]]:
+    return [event for event in _json_lines(context.real_stdout) if event.get("type") == "result"]
+
+
+def _reply_only_in_result(context: TurnContext) -> bool:
+    """codebuddy: the last answer's text is not among the `assistant` events, every other block is,
+    and the one `result` is a success whose `result` holds a text."""
+    facts = context.facts
+    expected = _answer_blocks(context, facts.think_answers)
+    expected["text"] -= 1
+    results = _results(context)
+    return (
+        facts.last_answer_text
+        and _assistant_blocks(context.real_stdout) == +expected
+        and len(results) == 1
+        and results[0].get("subtype") == "success"
+        and isinstance(results[0].get("result"), str)
+        and bool(results[0]["result"])
+    )
+
+
+def _reply_printed_after_thinking(context: TurnContext) -> bool:
+    """codebuddy: the last answer has thinking and text, every block of the answers is among the
+    `assistant` events, nothing more, and the one `result` is a success whose `result` holds a text."""
+    facts = context.facts
+    results = _results(context)
+    return (
+        facts.last_answer_text
+        and facts.last_answer_thinking
+        and _assistant_blocks(context.real_stdout) == _answer_blocks(context, facts.think_answers)
+        and len(results) == 1
+        and results[0].get("subtype") == "success"
+        and isinstance(results[0].get("result"), str)
+        and bool(results[0]["result"])
+    )
+
+
+def _last_result_failed(context: TurnContext) -> bool:
+    results = _results(context)
+    return bool(results) and results[-1].get("subtype") == "error_during_execution"
+
+
+def _shell_call_keys(
+    label: str, prefix: str, other_tool_texts: tuple[str, ...] = ()
+) -> Callable[[TurnContext], tuple[str, ...]]:
     """For each scripted tool: the shell tool's arguments the real call has and the script's input
-    lacks, and the script's input keys the real call lacks, as compare() words them."""
+    lacks, and the script's input keys the real call lacks, as compare() words them; when the turn has
+    a tool of another name than bash or shell, ``other_tool_texts`` too (the shell result's keys)."""
 
     def texts(context: TurnContext) -> tuple[str, ...]:
-        found: list[str] = []
+        found: list[str] = list(other_tool_texts) if context.facts.other_tools else []
         shell = SHELL_TOOL_ARGUMENTS[context.engine]
         for keys in context.facts.tool_inputs:
             only_real = sorted(shell - keys)
@@ -268,6 +420,19 @@ def _shell_call_keys(label: str, prefix: str) -> Callable[[TurnContext], tuple[s
         return tuple(found)
 
     return texts
+
+
+def _kilo_failed_call_keys(context: TurnContext) -> tuple[str, ...]:
+    """kilo: per failed tool, its completed call's keys the fake's errored one lacks, in compare()'s one
+    line: the output and title, and the shell arguments the script's input lacks."""
+    shell = SHELL_TOOL_ARGUMENTS["kilo"]
+    found = []
+    for keys in context.facts.failed_tool_inputs:
+        only_real = sorted(
+            ["part.state.output", "part.state.title", *(f"part.state.input.{k}" for k in shell - keys)]
+        )
+        found.append(f"stdout: tool_use:tool: keys only in real: {', '.join(only_real)}")
+    return tuple(found)
 
 
 def _stderr_line(line: str, pattern: str | None = None) -> Excuse:
@@ -288,9 +453,33 @@ _COMMAND_EXECUTION: Final = (
     "type",
 )
 GEMINI_BUNDLE: Final = "@google/gemini-cli 0.61.0 bundle/chunk-JDPZ4CE3.js"
+# A Bash result's keys where the fake prints another tool's result (claude: its output as a string;
+# codebuddy: a result without `_meta`), as compare() words them (corpus/<engine>/real-*-mcp-tool).
+CLAUDE_SHELL_RESULT: Final = (
+    "stdout: user: keys only in real: tool_use_result.interrupted, tool_use_result.isImage,"
+    " tool_use_result.noOutputExpected, tool_use_result.stderr, tool_use_result.stdout",
+    "stdout: user: keys only in fake: tool_use_result",
+)
+CODEBUDDY_SHELL_RESULT: Final = (
+    "stdout: user: keys only in real: "
+    + ", ".join(
+        f"message.content[]._meta.{key}"
+        for key in (
+            "rawResponse.exitCode",
+            "rawResponse.interrupted",
+            "rawResponse.sandboxDenied",
+            "rawResponse.signal",
+            "rawResponse.stderrBytesTruncated",
+            "rawResponse.stdoutBytesTruncated",
+            "rawResponse.tool_error_code",
+            "renderer.type",
+            "renderer.value",
+        )
+    ),
+)
 CODEX_CAPTURE: Final = "corpus/codex/real-0.169.0-message/stderr (and every real codex capture, 0.146.1 too)"
 
-VARIANTS: Final[tuple[Variant, ...]] = (
+VARIANTS: tuple[Variant, ...] = (
     Variant(
         "codex-stderr-notices",
         ("codex",),
@@ -450,13 +639,17 @@ VARIANTS: Final[tuple[Variant, ...]] = (
             _stderr_line(
                 "2026-11-25T04:06:54.397622Z ERROR codex_core::tools::router:"
                 " error=request_user_input is unavailable in Default mode",
-                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z ERROR codex_core::tools::router:"
-                r" error=request_user_input is unavailable in Default mode",
+                REQUEST_USER_INPUT_LINE,
+            ),
+            Excuse(
+                LINE_ONLY_IN_FAKE + "2026-11-25T07:42:05.710000Z ERROR codex_core::tools::router:"
+                " error=request_user_input is unavailable in Default mode",
+                re.escape(LINE_ONLY_IN_FAKE) + REQUEST_USER_INPUT_LINE,
             ),
         ),
         'codex declares request_user_input to the model ("only available in Plan mode") and refuses a call'
         " of it in `exec`: one timestamped ERROR line on stderr, nothing on stdout, and the model goes on;"
-        " the fake codex prints a tool call of that name as an MCP call. Only that line, its time aside",
+        " the fake codex prints the same line with its own time. Only that line, its time aside",
         "corpus/codex/real-0.169.0-request-user-input/stderr (and real-0.146.1-request-user-input)",
     ),
     Variant(
@@ -560,6 +753,342 @@ VARIANTS: Final[tuple[Variant, ...]] = (
         "corpus/opencode/real-1.18.33-ask-user/stdout: one text part for the say and the ask_user hint",
         holds=_one_text_part_per_answer,
         requires="the real stdout has exactly one text part per model answer with text in the script's turn",
+    ),
+)
+
+
+# The hazards of codex, gemini and opencode (fidelity --saved --set hazard), from their captures of
+# 2026-11-25.
+VARIANTS += (
+    Variant(
+        "gemini-retry-report-on-stderr",
+        ("gemini",),
+        "status-fault-turn",
+        (
+            _stderr_line(
+                "Attempt 1 failed with status 429. Retrying with backoff... _ApiError:"
+                ' {"error":{"code":429,"message":"Too Many Requests","status":"RESOURCE_EXHAUSTED"}}',
+                r"Attempt \d+ failed with status \d{3}\. Retrying with backoff\.\.\. " + _GEMINI_API_ERROR,
+            ),
+            _stderr_line(
+                "Attempt 3 failed: Too Many Requests. Max attempts reached",
+                r"Attempt \d+ failed: (?:[A-Z][\w ]*|"
+                + _GEMINI_API_ERROR.removeprefix("_ApiError: ")
+                + r")\. Max attempts reached",
+            ),
+            _stderr_line(
+                "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-"
+                "Turn.run-"
+                "sendMessageStream-2026-11-25T04-01-39-253Z.json RetryableQuotaError: Too Many Requests",
+                _GEMINI_REPORT + r"(?:RetryableQuotaError: [A-Z][\w ]*|" + _GEMINI_API_ERROR + ")",
+            ),
+            _stderr_line(
+                "    at throwErrorIfNotOK (file://<home>/.cache/turngate/engines/gemini@0.61.0/node_modules/"
+                "@google/gemini-cli/bundle/chunk-JDPZ4CE3.js:267833:24)",
+                GEMINI_FRAME,
+            ),
+            _stderr_line("  status: 429", r"  status: (?:429|5\d\d)"),
+            _stderr_line(
+                "  cause: { code: 429, message: 'Too Many Requests', details: [] },",
+                r"  cause: \{ code: \d{3}, message: '[^'\n]*', details: \[\] \},",
+            ),
+            _stderr_line("  retryDelayMs: undefined,"),
+            _stderr_line("}"),
+        ),
+        "gemini retries a refused request with a report on stderr for each attempt (the API error, a stack"
+        " trace in its bundle, the status), then the report of the last one and the path of its full"
+        " report; the fake gemini retries silently. Only these lines, each whole: a line of another form"
+        " is unexplained",
+        "corpus/gemini/real-0.61.0-*-hazard-429/stderr and *-hazard-500/stderr; printed by"
+        f" {GEMINI_BUNDLE}:308039 (retryWithBackoff) and :333117",
+    ),
+    Variant(
+        "gemini-drop-report-on-stderr",
+        ("gemini",),
+        "drop-turn",
+        (
+            _stderr_line(
+                "Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-"
+                "Turn.run-"
+                "sendMessageStream-2026-11-25T04-16-50-394Z.json TypeError: terminated",
+                _GEMINI_REPORT + "TypeError: terminated",
+            ),
+            _stderr_line("    at Fetch.onAborted (node:internal/deps/undici/undici:11350:53)", GEMINI_FRAME),
+            _stderr_line("  [cause]: SocketError: other side closed"),
+            _stderr_line("    code: 'UND_ERR_SOCKET',"),
+            _stderr_line("    socket: {"),
+            _stderr_line("      localAddress: '127.0.0.1',"),
+            _stderr_line("      localPort: 59254,", r"      localPort: \d+,"),
+            _stderr_line("      remoteAddress: '127.0.0.1',"),
+            _stderr_line("      remotePort: 33791,", r"      remotePort: \d+,"),
+            _stderr_line("      remoteFamily: 'IPv4',"),
+            _stderr_line("      timeout: undefined,"),
+            _stderr_line("      bytesWritten: 47027,", r"      bytesWritten: \d+,"),
+            _stderr_line("      bytesRead: 394", r"      bytesRead: \d+"),
+            _stderr_line("    }"),
+            _stderr_line("  }"),
+            _stderr_line("}"),
+        ),
+        "when the connection drops mid-answer gemini prints undici's `TypeError: terminated` on stderr:"
+        " the path of its full report, a stack trace, and the socket error that caused it (its ports and"
+        " byte counts); the fake gemini prints no trace. Only these lines, each whole",
+        "corpus/gemini/real-0.61.0-*-hazard-drop/stderr and *-hazard-drop-retried/stderr",
+    ),
+    Variant(
+        "opencode-fault-http-details",
+        ("opencode",),
+        "status-fault-turn",
+        (
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.retry-after,"
+                " error.data.responseHeaders.server"
+            ),
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.server"
+            ),
+        ),
+        "opencode's APIError for a refused request carries the HTTP response (its headers, the 429's"
+        " retry-after among them, its body and metadata) as for a 4xx (opencode-api-error-http-details);"
+        " the fake's APIError for a model_error status carries the status alone",
+        "corpus/opencode/real-1.18.33-hazard-429/stdout and real-1.18.33-hazard-500/stdout, error.data",
+    ),
+)
+
+# The four engines Skill-Runner added (claude, qwen, codebuddy, kilo), from their captures of 2026-11-25.
+VARIANTS += (
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("claude",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as claude's Bash with the arguments it declares"
+        " (command, description), so its result is a Bash result; the fake claude shows the script's"
+        " tool input as given, and a tool of another name than bash or shell with its output as the"
+        " result",
+        "corpus/claude/real-2.1.331-tool-echo/stdout and real-2.1.331-mcp-tool/stdout (and 2.1.326's),"
+        " the tool_use and user lines",
+        derived=_shell_call_keys("assistant", "message.content[].input.", CLAUDE_SHELL_RESULT),
+        derived_text="for each scripted tool: `stdout: assistant: keys only in real:"
+        " message.content[].input.K` for exactly the shell arguments (command, description) its input"
+        " lacks, `... keys only in fake: message.content[].input.K` for exactly its input keys that are"
+        " not shell arguments; with a tool not named bash or shell, also `"
+        + "`, `".join(CLAUDE_SHELL_RESULT)
+        + "`",
+    ),
+    Variant(
+        "claude-one-text-block-per-answer",
+        ("claude",),
+        "text-turn",
+        (Excuse("stdout: only in fake: assistant"),),
+        "claude prints one assistant event per content block of a model answer, and the model server"
+        " joins an answer's say steps into one text block; the fake writes one text event per say step"
+        " (the reply, their concatenation, is the same)",
+        "corpus/claude/real-2.1.331-ask-user/stdout: one text block for the say and the ask_user hint",
+        holds=_one_block_per_answer(lambda facts: facts.think_steps),
+        requires="the real assistant events hold exactly the model's answers' blocks: one text block per"
+        " answer with text, one tool_use per call, one thinking block per think step",
+    ),
+    Variant(
+        "claude-api-error-status-is-http",
+        ("claude",),
+        "uncoded-error-turn",
+        (
+            Excuse("stdout: assistant: api_error_status: real num, fake null"),
+            Excuse("stdout: result: api_error_status: real num, fake null"),
+        ),
+        "a failed model request is an HTTP error (the model server answers an error step with a 400),"
+        " whose status claude names in api_error_status; the fake names the status the script's error"
+        " step gives as its code, and null without one",
+        "corpus/claude/real-2.1.331-error/stdout, the synthetic assistant line and the result (and"
+        " 2.1.326's): api_error_status 400",
+        holds=lambda context: bool(_results(context)) and _results(context)[-1].get("is_error") is True,
+        requires="the real `result` has `is_error: true`",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("qwen",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as qwen's run_shell_command with the arguments it"
+        " declares (command, description); the fake qwen shows the script's tool input as given",
+        "corpus/qwen/real-0.24.4-tool-echo/stdout and real-0.24.4-mcp-tool/stdout, the tool_use line",
+        derived=_shell_call_keys("assistant", "message.content[].input."),
+        derived_text="for each scripted tool: `stdout: assistant: keys only in real:"
+        " message.content[].input.K` for exactly the shell arguments (command, description) its input"
+        " lacks, `... keys only in fake: message.content[].input.K` for exactly its input keys that are"
+        " not shell arguments",
+    ),
+    Variant(
+        "qwen-one-text-block-per-answer",
+        ("qwen",),
+        "text-turn",
+        (Excuse("stdout: only in fake: assistant"),),
+        "qwen prints a model answer's text as one text block, and the model server joins an answer's say"
+        " steps into one text; the fake writes one assistant event per say step (the reply, their"
+        " concatenation, is the same)",
+        "corpus/qwen/real-0.24.4-ask-user/stdout: one text block for the say and the ask_user hint",
+        holds=_one_block_per_answer(lambda facts: facts.think_answers),
+        requires="the real assistant events hold exactly the model's answers' blocks: one text block per"
+        " answer with text, one tool_use per call, one thinking block per answer with thinking",
+    ),
+    Variant(
+        "qwen-stderr-notices",
+        ("qwen",),
+        "any",
+        (
+            _stderr_line(
+                "Ripgrep not available: spawn <home>/.cache/turngate/engines/qwen@0.24.4/node_modules/"
+                "@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg EACCES. Falling back to built-in grep.",
+                r"Ripgrep not available: spawn \S+/@qwen-code/qwen-code/vendor/ripgrep/[\w-]+/rg EACCES\."
+                r" Falling back to built-in grep\.",
+            ),
+        ),
+        "@qwen-code/qwen-code 0.24.4 ships its ripgrep without the executable bit (npm installs it"
+        " mode 644), so every turn of an npm install says it falls back to its built-in grep; the fake"
+        " qwen models a working install. Only that line, its path aside",
+        "corpus/qwen/real-0.24.4-*/stderr line 1; the file: vendor/ripgrep/x64-linux/rg, mode 644",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("codebuddy",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as codebuddy's Bash with the arguments it declares"
+        " (command, description), so its result is a Bash result (its `_meta`); the fake codebuddy shows"
+        " the script's tool input as given, and a tool of another name than bash or shell without a"
+        " Bash result's `_meta`",
+        "corpus/codebuddy/real-2.118.2-tool-echo/stdout and real-2.118.2-mcp-tool/stdout, the tool_use"
+        " and user lines",
+        derived=_shell_call_keys("assistant", "message.content[].input.", CODEBUDDY_SHELL_RESULT),
+        derived_text="for each scripted tool: `stdout: assistant: keys only in real:"
+        " message.content[].input.K` for exactly the shell arguments (command, description) its input"
+        " lacks, `... keys only in fake: message.content[].input.K` for exactly its input keys that are"
+        " not shell arguments; with a tool not named bash or shell, also `"
+        + "`, `".join(CODEBUDDY_SHELL_RESULT)
+        + "`",
+    ),
+    Variant(
+        "codebuddy-reply-only-in-result",
+        ("codebuddy",),
+        "text-turn",
+        (Excuse("stdout: only in fake: assistant"),),
+        "codebuddy 2.118.2 sometimes prints the turn's last answer only as result.result, not as an"
+        " assistant event: the same script (fid-tool-failed) printed it as an event in one run and not in"
+        " another. The fake prints it by a fixed rule (variant text_in_result_only: observed); the reply,"
+        " result.result, is the same",
+        "corpus/codebuddy/real-2.118.2-tool-failed/stdout (no text event after the tool result) against"
+        " tests/data/real-captures/codebuddy/fid-tool-failed.stdout (the same script: a text event)",
+        holds=_reply_only_in_result,
+        requires="the real assistant events hold every block of the model's answers but the last"
+        " answer's text, and the one `result` is a success whose `result` is a non-empty text",
+    ),
+    Variant(
+        "codebuddy-reply-printed-after-thinking",
+        ("codebuddy",),
+        "think-turn",
+        (Excuse("stdout: only in real: assistant"),),
+        "the same timing the other way: codebuddy 2.118.2 printed an answer's text after its thinking as"
+        " an assistant event in one run of fid-think-message and only as result.result in another; the"
+        " fake's fixed rule prints it only in result.result (text after thinking)",
+        "live fidelity run of 2026-11-25, fid-think-message, turn 1 (thinking, then a text event)"
+        " against corpus/codebuddy/real-2.118.2-think-message/stdout (thinking, no text event)",
+        holds=_reply_printed_after_thinking,
+        requires="the turn's last answer has thinking and text, the real assistant events hold exactly"
+        " the model's answers' blocks, and the one `result` is a success whose `result` is a non-empty"
+        " text",
+    ),
+    Variant(
+        "codebuddy-request-id-by-timing",
+        ("codebuddy",),
+        "any",
+        (
+            Excuse("stdout: assistant: keys only in real: _requestId"),
+            Excuse("stdout: assistant: keys only in fake: _requestId"),
+        ),
+        "codebuddy 2.118.2 adds the turn's `_requestId` to an assistant event or not from one run to the"
+        " next (the same failure text has it in one capture of a 429 and not in another; an answer's"
+        " text had it in a live fid-resume run and not in the capture); the fake adds it where the"
+        " first captures had it. Only that key: any other key of the event still counts",
+        "corpus/codebuddy/real-2.118.2-hazard-429/stdout (no _requestId on the failure text) against"
+        " tests/data/real-captures/codebuddy/hazard-429.stdout (_requestId on it); live fidelity runs"
+        " of 2026-11-25, fid-error and fid-resume, turn 1",
+    ),
+    Variant(
+        "codebuddy-exit-0-after-api-error",
+        ("codebuddy",),
+        "error-turn",
+        (Excuse("exit code: real 0, fake 1"),),
+        "codebuddy 2.118.2 exits 0 after a failed model request it reported (a result"
+        " error_during_execution); the fake exits with the turn's exit code (1 for a failed end; a"
+        " script writes `exit_code: 0` to play the real one, docs/fake-engines.md)",
+        "corpus/codebuddy/real-2.118.2-error/capture.yaml: exit_code: 0, its stdout's last line",
+        holds=_last_result_failed,
+        requires="the real stdout's last `result` is `error_during_execution`",
+    ),
+    Variant(
+        "every-tool-is-a-shell-call",
+        ("kilo",),
+        "tool-turn",
+        (),
+        "the model server plays every scripted tool as kilo's bash tool with the arguments it declares"
+        " (command, description); the fake kilo shows the script's tool input as given",
+        "corpus/kilo/real-7.7.7-tool-echo/stdout and real-7.7.7-mcp-tool/stdout (and 7.7.2's), the"
+        " tool_use line",
+        derived=_shell_call_keys("tool_use:tool", "part.state.input."),
+        derived_text="for each scripted tool: `stdout: tool_use:tool: keys only in real:"
+        " part.state.input.K` for exactly the shell arguments (command, description) its input lacks,"
+        " `... keys only in fake: part.state.input.K` for exactly its input keys that are not shell"
+        " arguments",
+    ),
+    Variant(
+        "failed-command-is-a-completed-call",
+        ("kilo",),
+        "failed-tool-turn",
+        (
+            Excuse('stdout: tool_use:tool: part.state.status: real "completed", fake "error"'),
+            Excuse("stdout: tool_use:tool: keys only in fake: part.state.error"),
+        ),
+        "a shell command that exits non-zero is a completed tool call for kilo (its output and title"
+        " hold it); the fake's `status: error` with `error` is a tool that itself failed, which a model"
+        " cannot make a real CLI do",
+        "corpus/kilo/real-7.7.7-tool-failed/stdout (and 7.7.2's), the tool_use line",
+        derived=_kilo_failed_call_keys,
+        derived_text="for each failed tool: `stdout: tool_use:tool: keys only in real: ...` naming"
+        " exactly part.state.output, part.state.title and the shell arguments (command, description)"
+        " its input lacks",
+    ),
+    Variant(
+        "kilo-one-text-part-per-answer",
+        ("kilo",),
+        "text-turn",
+        (Excuse("stdout: only in fake: text:text"),),
+        "kilo makes one text part of one model answer, as opencode does; the fake writes one text"
+        " event per say step (the reply, their concatenation, is the same)",
+        "corpus/kilo/real-7.7.7-ask-user/stdout (and 7.7.2's): one text part for the say and the"
+        " ask_user hint",
+        holds=_one_text_part_per_answer,
+        requires="the real stdout has exactly one text part per model answer with text in the script's turn",
+    ),
+    Variant(
+        "kilo-api-error-http-details",
+        ("kilo",),
+        "uncoded-error-turn",
+        (
+            Excuse(
+                "stdout: error: keys only in real: error.data.metadata, error.data.responseBody,"
+                " error.data.responseHeaders.content-length, error.data.responseHeaders.content-type,"
+                " error.data.responseHeaders.date, error.data.responseHeaders.server, error.data.statusCode"
+            ),
+        ),
+        "kilo's APIError carries the HTTP response (statusCode, responseHeaders, responseBody,"
+        " metadata), as opencode's; the fake kilo adds them only for an error step with a `code`"
+        " (docs/fake-engines.md), and the model server answers every error step with a 400: exactly"
+        " the headers it sends",
+        "corpus/kilo/real-7.7.7-error/stdout (and 7.7.2's), error.data",
     ),
 )
 

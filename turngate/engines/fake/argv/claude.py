@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 ENGINE = "claude"
 VERSION = "2.1.331"
 VERSION_LINE = f"{VERSION} (Claude Code)\n"
+# Builds the fake can play (`TURNGATE_EMULATE=claude@2.1.326`): their version lines and help (the
+# options are the same, only three descriptions differ: help/claude-2.1.326.txt, captured), and in the
+# stream (formats/claude.py) 2.1.326's init line, which lacks `served_by_anthropic` and
+# `sandbox_enabled` (corpus/claude/real-2.1.326-*/stdout).
+EMULATED_VERSIONS = {"2.1.331": "2.1.331", "2.1.326": "2.1.326"}
 # What a build without resume lacks: every help entry about resuming a conversation.
 _RESUME_WORDS = ("--resume", "--continue")
 _ROOT_REFUSAL = (
@@ -50,15 +55,18 @@ _ROOT_REFUSAL = (
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
-def help_for(resumable: bool) -> str:
-    text = help_text(f"claude-{VERSION}")
+def help_for(resumable: bool, version: str = VERSION) -> str:
+    text = help_text(f"claude-{version}")
     return text if resumable else without_entries(text, _RESUME_WORDS)
 
 
-def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool) -> Invocation:
-    """Parse claude's argv (program name excluded), or raise `UsageError` as the real CLI fails."""
-    program = Program(help_for(resumable), version_flags=("-v", "--version"), help_flags=("-h", "--help"))
-    checked = print_command(ENGINE, program, argv, VERSION_LINE)
+def parse(argv: list[str], *, resumable: bool, stdin_is_tty: bool, emulate: str = VERSION) -> Invocation:
+    """Parse claude's argv (program name excluded), or raise `UsageError` as the real CLI fails.
+    ``emulate``: the build to parse as (a key of EMULATED_VERSIONS)."""
+    program = Program(
+        help_for(resumable, emulate), version_flags=("-v", "--version"), help_flags=("-h", "--help")
+    )
+    checked = print_command(ENGINE, program, argv, f"{emulate} (Claude Code)\n")
     if isinstance(checked, Invocation):  # help or version
         return checked
     return _invocation(checked, stdin_is_tty)

@@ -69,6 +69,8 @@ class TurnContext:
     # The command line's call-log fields (Invocation.log_fields): claude's permission_mode, qwen's
     # approval_mode, which some events repeat.
     command_fields: tuple[tuple[str, Any], ...] = ()
+    # The real build emulated (TURNGATE_EMULATE, e.g. "2.1.326" for claude@2.1.326); "" the format's own.
+    build: str = ""
 
     @property
     def id_seed(self) -> str:
@@ -124,9 +126,26 @@ REASONS = {
     504: "Gateway Timeout",
 }
 CODEX_STREAM_CUT = "stream disconnected before completion: stream closed before response.completed"
+# A connection dropped mid-body (model_error dropped: corpus/codex/real-0.169.0-hazard-drop, 0.146.1's too).
+CODEX_STREAM_DROPPED = (
+    "stream disconnected before completion: Transport error: network error: error decoding response body"
+)
+# What codex says for a 500 instead of the status (corpus/codex/real-*-hazard-500): 0.169.0 with a
+# typographic apostrophe, 0.146.1 with a plain one.
+CODEX_HIGH_DEMAND = "We{}re currently experiencing high demand, which may cause temporary errors."
 # codex's default stream_max_retries: the N of "Reconnecting... n/N" on a turn that recovers.
 CODEX_STREAM_RETRIES = 5
 GEMINI_STREAM_CUT = "Model stream ended without a finish reason."
+GEMINI_DROPPED = (
+    "terminated"  # undici's error for a connection dropped mid-body (corpus/gemini/*-hazard-drop)
+)
+OPENCODE_DROPPED = "Connection reset by server"  # corpus/opencode/real-1.18.33-hazard-drop
+OPENCODE_DROPPED_METADATA = {
+    "code": "ECONNRESET",
+    "syscall": "",
+    "message": "The socket connection was closed unexpectedly. For more information, pass `verbose: true` in"
+    " the second argument to fetch()",
+}
 GEMINI_QUOTA_ADVICE = (
     "Please wait and try again later. To increase your limits, request a quota increase through AI Studio,"
     " or switch to another /auth method"

@@ -8,10 +8,19 @@ key comes late, after `result` (byte 1513 of a 2121-byte line). A failed model r
 is a synthetic `assistant` text `API Error: …` (`model: "<synthetic>"`) and a `result`
 with `subtype: "success"` and `is_error: true`, exit 1; a retried one is a
 `system/api_retry` line per retry; the text of a stream cut short is never printed.
+
+The permission mode is the command line's `--permission-mode`, else the user settings'
+`permissions.defaultMode` (`$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`),
+as the real CLI reads them (turngate's real launcher writes `bypassPermissions` there); in
+`bypassPermissions` mode every accepted tool call's `permission_decision` says
+`"reason_type":"mode"` (corpus/claude/real-2.1.331-tool-echo/stdout, the `user` line).
+`TURNGATE_EMULATE=claude@2.1.326` prints that build's init line, without `served_by_anthropic`
+and `sandbox_enabled` and with its capability list (corpus/claude/real-2.1.326-message/stdout).
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 from turngate.engines.fake.formats import RECOVERED, TurnContext, provider_message
@@ -52,6 +61,15 @@ CAPABILITIES = (
     "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1", "reload_plugins_refuse_if_busy_v1",
     "get_usage_detached_v1", "silent_resend_files_v1",
 )  # fmt: skip
+# 2.1.326's capability list: 2.1.331's without four (corpus/claude/real-2.1.326-message/stdout).
+CAPABILITIES_2_1_326 = tuple(
+    name
+    for name in CAPABILITIES
+    if name not in ("mcp_call_soft_error_result_v1", "withdrawn_tools_v1", "get_usage_detached_v1")
+)
+# The init keys 2.1.331 added (corpus/claude/real-2.1.331-message/stdout against real-2.1.326-message).
+INIT_KEYS_SINCE_2_1_331 = ("served_by_anthropic", "sandbox_enabled")
+PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan")
 # The Anthropic error types and claude's own names for them, by HTTP status (cut: no status).
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -108,9 +126,22 @@ class ClaudeStream(MessageStream):
         # The failed request the turn ends with: its text, HTTP status and claude's name for it.
         self.failure: tuple[str, int | None, str] = ("", None, "")
 
+    def version(self) -> str:
+        return self.context.build or VERSION
+
+    def permission_mode(self) -> str:
+        """The command line's mode, else the user settings' default mode, else "default"."""
+        return self.command.get("permission_mode") or _settings_mode() or "default"
+
+    def permission_meta(self, call_id: str) -> dict[str, Any]:
+        decision = {"decision": "accept", "source": "config"}
+        if self.permission_mode() == "bypassPermissions":
+            decision["reason_type"] = "mode"
+        return {"id": call_id, "permission_decision": decision}
+
     def opening(self) -> list[tuple[int, bytes]]:
         context = self.context
-        home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        home = _config_dir()
         project = context.cwd.replace("/", "-").replace(".", "-")
         init = {
             "type": "system",
@@ -120,11 +151,11 @@ class ClaudeStream(MessageStream):
             "tools": list(TOOLS),
             "mcp_servers": [],
             "model": context.model,
-            "permissionMode": self.command.get("permission_mode") or "default",
+            "permissionMode": self.permission_mode(),
             "slash_commands": list(SLASH_COMMANDS),
             "terminal_slash_commands": ["doctor", "color", "focus", "reload-plugins"],
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
-            "claude_code_version": VERSION,
+            "claude_code_version": self.version(),
             "output_style": "default",
             "agents": ["claude", "Explore", "general-purpose", "Plan", "statusline-setup"],
             "skills": list(SKILLS),
@@ -147,6 +178,9 @@ class ClaudeStream(MessageStream):
             "ultrathink_typed_raises": False,
             "view_mode": "default",
         }
+        if self.version() == "2.1.326":
+            init = {key: value for key, value in init.items() if key not in INIT_KEYS_SINCE_2_1_331}
+            init["capabilities"] = list(CAPABILITIES_2_1_326)
         return [event(init)]
 
     def new_message_id(self) -> str:
@@ -223,7 +257,7 @@ class ClaudeStream(MessageStream):
 
     def tool_result_event(self, call_id: str, name: str, tool: dict[str, Any]) -> tuple[int, bytes]:
         output = tool["output"]
-        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        meta = self.permission_meta(call_id)
         if not tool["ok"]:
             # A failed command: `Exit code N` before its output, and the block's keys in another order.
             text = f"Exit code {tool['exit_code']}\n{output}" if name == "Bash" else output
@@ -243,7 +277,7 @@ class ClaudeStream(MessageStream):
 
     def structured_result_event(self, call_id: str) -> tuple[int, bytes]:
         block = {"tool_use_id": call_id, "type": "tool_result", "content": STRUCTURED_ACK}
-        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        meta = self.permission_meta(call_id)
         return self._user(block, STRUCTURED_ACK, meta)
 
     def write_result_event(self, call_id: str, path: str, change: dict[str, Any]) -> tuple[int, bytes]:
@@ -257,7 +291,7 @@ class ClaudeStream(MessageStream):
             "structuredPatch": [],
             "originalFile": None,
         }
-        meta = {"id": call_id, "permission_decision": {"decision": "accept", "source": "config"}}
+        meta = self.permission_meta(call_id)
         return self._user(block, result, meta)
 
     def retry_notice(self, message: str, code: Any) -> list[tuple[int, bytes]]:
@@ -443,6 +477,22 @@ class ClaudeStream(MessageStream):
         if self.variant["result_type"] != "first":
             return result
         return {"type": "result", **{key: value for key, value in result.items() if key != "type"}}
+
+
+def _config_dir() -> str:
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def _settings_mode() -> str | None:
+    """`permissions.defaultMode` of the user settings, when they name a mode (else None)."""
+    try:
+        with open(os.path.join(_config_dir(), "settings.json"), encoding="utf-8") as handle:
+            settings = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    permissions = settings.get("permissions") if isinstance(settings, dict) else None
+    mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
+    return mode if mode in PERMISSION_MODES else None
 
 
 _SUBAGENT_STATS = {

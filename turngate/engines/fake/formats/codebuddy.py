@@ -138,11 +138,14 @@ class CodebuddyStream(MessageStream):
         self.last_message_text = block.get("text", "") if block["type"] == "text" else ""
         identity = self.uuid() if own_id else self.message_id
         spent = block["type"] != "thinking" and not own_id
+        # A thinking block's cache counts are null; a failure text's are 0, as an answer's
+        # (corpus/codebuddy/real-2.118.2-think-message, real-2.118.2-error).
+        cached = None if block["type"] == "thinking" else 0
         usage = {
             "input_tokens": self.input_tokens() if spent else 0,
             "output_tokens": self.output_tokens() if spent else 0,
-            "cache_creation_input_tokens": 0 if spent else None,
-            "cache_read_input_tokens": 0 if spent else None,
+            "cache_creation_input_tokens": cached,
+            "cache_read_input_tokens": cached,
             "cache_creation": None,
             "server_tool_use": None,
             "service_tier": None,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 
 from turngate.engines.fake.formats import (
+    CODEX_HIGH_DEMAND,
     CODEX_STREAM_CUT,
+    CODEX_STREAM_DROPPED,
     CODEX_STREAM_RETRIES,
     REASONS,
     RECOVERED,
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
 
 VERSION_BANNER = "OpenAI Codex v0.99.0 (research preview)"
 SHELL_TOOLS = ("bash", "shell")
+REQUEST_USER_INPUT = "request_user_input"
+REQUEST_USER_INPUT_REFUSED = (
+    "ERROR codex_core::tools::router: error=request_user_input is unavailable in Default mode"
+)
 
 
 def make(context: TurnContext) -> ItemsFormat | LegacyFormat | TextFormat:
@@ -112,20 +118,33 @@ class ItemsFormat(_Turn):
     def model_error(
         self, spec: dict[str, Any], answer: list[dict[str, Any]]
     ) -> tuple[list[tuple[int, bytes]], int | str]:
-        """As 0.169.0 reports a model request it gave up on: a top-level `error` line, then
-        `turn.failed` naming it, exit 1. A cut stream is retried: `Reconnecting... n/N (…)`, and the
-        answer streamed again is printed again (new items)."""
+        """As 0.169.0 and 0.146.1 report a model request they gave up on: a top-level `error` line,
+        then `turn.failed` naming it, exit 1. A cut stream is retried: `Reconnecting... n/N (…)`, and
+        the answer streamed again is printed again (new items); a dropped one the same, with the
+        transport's reason. A 500 is codex's "high demand" message, each retry announced; a 429's
+        retries are announced from 0.169.0 on (0.146.1 and the default build retry it silently);
+        other statuses are retried silently (not observed). A status that recovers is silent."""
         lines: list[tuple[int, bytes]] = []
         if spec["cut"]:
+            reason = CODEX_STREAM_DROPPED if spec.get("dropped") else CODEX_STREAM_CUT
             limit = CODEX_STREAM_RETRIES if spec["recovers"] else spec["retries"]
             for attempt in range(1, spec["retries"] + 1):
-                notice = f"Reconnecting... {attempt}/{limit} ({CODEX_STREAM_CUT})"
+                notice = f"Reconnecting... {attempt}/{limit} ({reason})"
                 lines.append(json_line({"type": "error", "message": notice}))
                 for step in answer:
                     lines += self.step(step)
-            message = CODEX_STREAM_CUT
-        else:  # retried without a word; then the status, whatever the provider's body said
-            message = f"exceeded retry limit, last status: {spec['status']} {REASONS[spec['status']]}"
+            message = reason
+        else:  # then the status, whatever the provider's body said
+            status = spec["status"]
+            if status == 500:
+                message = CODEX_HIGH_DEMAND.format("\u2019" if self.context.build == "0.169.0" else "'")
+            else:
+                message = f"exceeded retry limit, last status: {status} {REASONS[status]}"
+            announced = status == 500 or (status == 429 and self.context.build == "0.169.0")
+            if announced and not spec["recovers"]:
+                for attempt in range(1, spec["retries"] + 1):
+                    notice = f"Reconnecting... {attempt}/{spec['retries']} ({message})"
+                    lines.append(json_line({"type": "error", "message": notice}))
         if spec["recovers"]:
             return lines, RECOVERED
         self.errors.append(message)
@@ -134,6 +153,11 @@ class ItemsFormat(_Turn):
         return lines, 1
 
     def _tool(self, tool: dict[str, Any]) -> list[tuple[int, bytes]]:
+        if tool["name"] == REQUEST_USER_INPUT:
+            # Declared to the model, refused in exec: one timestamped line on stderr, nothing on stdout;
+            # the refusal goes back to the model, which goes on (corpus/codex/real-*-request-user-input).
+            when = self.context.clock.iso()[:-1] + "000Z"  # microseconds, as codex's log prints them
+            return [text_line(f"{when} {REQUEST_USER_INPUT_REFUSED}", fd=2)]
         item_id = self._item_id()
         if tool["name"] in SHELL_TOOLS:
             started: dict[str, Any] = {
@@ -161,8 +185,9 @@ class ItemsFormat(_Turn):
                 "error": None,
                 "status": "in_progress",
             }
-            if tool["ok"]:
-                outcome = {"result": {"content": [{"type": "text", "text": tool["output"]}]}}
+            if tool["ok"]:  # as 0.169.0 and 0.146.1 print it (corpus/codex/real-*-mcp-call)
+                content = [{"type": "text", "text": tool["output"]}]
+                outcome = {"result": {"content": content, "structured_content": None}}
             else:
                 outcome = {"error": {"message": tool["output"]}}
             completed = {**started, **outcome, "status": "completed" if tool["ok"] else "failed"}

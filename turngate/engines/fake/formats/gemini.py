@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from turngate.engines.fake.formats import (
+    GEMINI_DROPPED,
     GEMINI_QUOTA_ADVICE,
     GEMINI_STREAM_CUT,
     RECOVERED,
@@ -72,7 +73,12 @@ class DocumentFormat(_Turn):
         """0.61.0, json mode: a cut stream is retried (the answer streamed again joins the response),
         then the document keeps the response and stats and adds `error` INVALID_STREAM, exit 0; a
         status is retried silently, then the error document goes to stderr with the status as its
-        code, and the exit code is the status modulo 256 (as for the 400 the fidelity runs record)."""
+        code, and the exit code is the status modulo 256 (as for the 400 the fidelity runs record).
+        A dropped connection is not retried: nothing on stdout, the document `terminated` (code 1) on
+        stderr, exit 1 (corpus/gemini/real-0.61.0-json-hazard-drop)."""
+        if spec["cut"] and spec.get("dropped"):
+            error = {"type": "Error", "message": GEMINI_DROPPED, "code": 1}
+            return [self._document({"session_id": self.context.session_id, "error": error}, 2)], 1
         if spec["cut"]:
             for _ in range(spec["retries"]):
                 for step in answer:
@@ -220,8 +226,13 @@ class StreamFormat(_Turn):
         """0.61.0, stream-json: a cut stream is retried without a word (the answer's deltas come
         again), then an `error` event and a `result` with status error and no error object, exit 0;
         a status is retried silently for minutes, then the `result` carries the API error, and the
-        exit code is the status modulo 256."""
+        exit code is the status modulo 256. A dropped connection is not retried: the answer's deltas
+        once, then a `result` with status error and the API error `[API Error: terminated]`, no `error`
+        event, exit 1 (corpus/gemini/real-0.61.0-stream-json-hazard-drop and -drop-retried)."""
         lines: list[tuple[int, bytes]] = []
+        if spec["cut"] and spec.get("dropped"):
+            error = {"type": "unknown", "message": f"[API Error: {GEMINI_DROPPED}]"}
+            return [self._event("result", status="error", error=error, stats=self._stats())], 1
         if spec["cut"]:
             for _ in range(spec["retries"]):
                 for step in answer:

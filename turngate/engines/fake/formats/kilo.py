@@ -77,6 +77,9 @@ def make(context: TurnContext) -> EventFormat | TextFormat:
 
 
 class EventFormat(opencode.EventFormat):
+    # kilo's cut, dropped or not, is the form its research captures show: the error, then the text.
+    drop_withholds_answer = False
+
     def __init__(self, context: TurnContext) -> None:
         super().__init__(context)
         self.error_before_step = bool(context.variant["error_before_step"])

@@ -6,6 +6,8 @@ import os
 
 from turngate.engines.fake.formats import (
     HANG,
+    OPENCODE_DROPPED,
+    OPENCODE_DROPPED_METADATA,
     RECOVERED,
     TurnContext,
     json_line,
@@ -28,6 +30,10 @@ def make(context: TurnContext) -> EventFormat | TextFormat:
 
 
 class EventFormat:
+    # A text or reasoning part is printed once complete: an answer whose connection drops mid-body
+    # prints none of it (corpus/opencode/real-1.18.33-hazard-drop; turngate/engines/fake/plan.py).
+    drop_withholds_answer = True
+
     def __init__(self, context: TurnContext) -> None:
         self.context = context
         # .get: kilo's format (its fork, a subclass) has no such variant.
@@ -184,8 +190,22 @@ class EventFormat:
         """1.18.33: a stream cut short is not an error: the step finishes with reason `unknown` and the
         model is asked again, a new step with the answer again, and again: the CLI never exits (its
         turn never ends with `stop`). A status is retried silently (about a minute for 429), then an
-        APIError with `isRetryable: true`, exit 1."""
+        APIError with `isRetryable: true`, exit 1. A dropped connection is retried silently too (about
+        a minute), then the APIError `Connection reset by server` with the socket's error as its metadata
+        and no status, in the step the answer began, exit 1 (corpus/opencode/real-1.18.33-hazard-drop:
+        the answer's text is not printed)."""
         lines = self._new_step_after_tool()
+        if spec["cut"] and spec.get("dropped"):
+            if spec["recovers"]:
+                return lines, RECOVERED
+            data = {
+                "message": OPENCODE_DROPPED,
+                "isRetryable": True,
+                "metadata": dict(OPENCODE_DROPPED_METADATA),
+            }
+            self.errors_written += 1
+            lines.append(self._event("error", error={"name": "APIError", "data": data}))
+            return lines, 1
         if spec["cut"]:
             for _ in range(spec["retries"]):
                 lines.append(self._step_finish("unknown"))
