@@ -25,15 +25,13 @@ FIDELITY = [
     Script(doc["case"], "fidelity", doc, REAL_ENGINES)
     for doc in (load_script_yaml(path) for path in sorted(FIDELITY_SCRIPTS.glob("*.yaml")))
 ]
-# Engines with a fake to compare with; the others (claude, qwen, kilo, codebuddy until their fakes are
-# merged) are played alone below.
+# Every pinned engine has a fake to compare with (FIDELITY_ENGINES); each also plays alone below.
 FAKED = [pin for pin in PINS if pin.engine in FAKE_ENGINES]
-UNFAKED = [pin for pin in PINS if pin.engine not in FAKE_ENGINES]
 
 
-@pytest.mark.parametrize("pin", UNFAKED, ids=[pin.name for pin in UNFAKED])
+@pytest.mark.parametrize("pin", PINS, ids=[pin.name for pin in PINS])
 @pytest.mark.parametrize("script", FIDELITY, ids=[s.case for s in FIDELITY])
-def test_an_engine_without_a_fake_plays_every_fidelity_script_offline_to_its_end(
+def test_every_real_engine_plays_every_fidelity_script_offline_to_its_end(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
 ) -> None:
     installed(pin)
@@ -62,8 +60,7 @@ def test_an_engine_without_a_fake_plays_every_fidelity_script_offline_to_its_end
 def test_every_difference_from_the_fake_is_a_named_variant(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
 ) -> None:
-    from turngate.engines.fake.argv.codex import EMULATED_VERSIONS
-    from turngate.tools.realengines.fidelity import compare_script
+    from turngate.tools.realengines.fidelity import compare_script, fake_environment
 
     installed(pin)
     scripts = tmp_path / "scripts"
@@ -86,8 +83,7 @@ def test_every_difference_from_the_fake_is_a_named_variant(
             }
             if side == "fake":
                 env["TURNGATE_SCRIPTS"] = str(scripts)
-                if pin.engine == "codex" and pin.version in EMULATED_VERSIONS:
-                    env["TURNGATE_EMULATE"] = pin.name
+                env.update(fake_environment(pin.engine, pin.version, tmp_path / side))
             sides[side] = play(pin.engine, mode, script, tmp_path / side, cwd, env)
     found = compare_script(pin.engine, pin.version, mode, script, sides["real"], sides["fake"])
     unexplained = [difference.text for difference in found if difference.variant is None]

@@ -278,3 +278,14 @@ def test_bypass_mode_in_the_user_settings_is_the_mode_every_tool_decision_names(
     default = bench.run("claude", argv).stdout.splitlines()
     assert json.loads(default[0])["permissionMode"] == "default"
     assert b'"reason_type"' not in b"".join(default)
+
+
+def test_a_written_file_is_a_result_with_the_real_keys(bench: EngineBench) -> None:
+    # corpus/claude/real-2.1.331-file-change: the Write result's tool_use_result ends with userModified.
+    real = next(line for line in _corpus_lines("real-2.1.331-file-change") if line["type"] == "user")
+    change = {"path": "drafts/greeting.json", "content": MARKER}
+    bench.case("write", turns=[{"steps": [{"file_change": change}, {"say": "Which style?"}]}])
+    argv = ["-p", "--output-format", "stream-json", "--verbose", "tg-case-write"]
+    played = bench.run("claude", argv).json_lines()
+    (user,) = [line for line in played if line["type"] == "user"]
+    assert list(user["tool_use_result"]) == list(real["tool_use_result"])

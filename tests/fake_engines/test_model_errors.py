@@ -442,7 +442,7 @@ def test_codex_refuses_request_user_input_in_exec_and_goes_on(bench: EngineBench
     played = bench.run("codex", first_turn_args("codex", "tg-case-ask"))
     assert played.returncode == 0
     assert _types(played.stdout) == [
-        line["type"] + (f":{line['item']['type']}" if "item" in line else "")  # type: ignore[index]
+        line["type"] + (f":{line['item']['type']}" if "item" in line else "")
         for line in _corpus_json("codex", "real-0.169.0-request-user-input")
     ]
     (refusal,) = played.err.splitlines()

@@ -169,3 +169,47 @@ def test_the_goal_state_event_is_a_variant(bench: EngineBench) -> None:
     bench.case("fid-message", **SCRIPTS["fid-message"], variants={"qwen": {"goal_state": False}})
     played = bench.run("qwen", load("qwen", "message").argv)
     assert kinds(played.json_lines()) == ["system/init", "assistant:text", "result"]
+
+
+def _usages(lines: list[dict[str, object]]) -> list[tuple[str, list[str]]]:
+    found = []
+    for line in lines:
+        if line["type"] == "assistant":
+            message = line["message"]
+            assert isinstance(message, dict)
+            found.append((str(message["content"][0]["type"]), list(message["usage"])))
+        elif line["type"] == "result":
+            usage = line["usage"]
+            assert isinstance(usage, dict)
+            found.append(("result", list(usage)))
+    return found
+
+
+def test_a_text_its_answers_tool_call_follows_carries_no_usage_of_its_own(bench: EngineBench) -> None:
+    # ne-two-messages: "Let me read the skill first." and a tool call in one answer; the text's event
+    # has usage {input_tokens, output_tokens} (both 0), the call's the answer's.
+    real = load("qwen", "ne-two-messages")
+    bench.case("ne-two-messages", **SCRIPTS["ne-two-messages"])
+    played = bench.run("qwen", real.argv)
+    assert _usages(played.json_lines()) == _usages(real.lines())
+    text = played.json_lines()[2]["message"]
+    assert text["usage"] == {"input_tokens": 0, "output_tokens": 0}
+
+
+def test_a_failed_result_counts_the_answers_before_it(bench: EngineBench) -> None:
+    # As 0.24.4 printed engine-fault/failed-after-marker/rate-limited in the live fidelity run of
+    # 2026-11-25: an answer, a tool call, then a 429 it gave up on; the failed result's usage is the
+    # answers' (total_tokens too); with no answer before the failure it is zeros (real-0.24.4-error).
+    steps = [
+        {"say": MARKER},
+        {"tool": {"name": "bash", "input": {"command": "ls"}, "output": "SKILL.md\n"}},
+        {"model_error": {"status": 429}},
+    ]
+    bench.case("limited", turns=[{"steps": steps}])
+    played = bench.run(
+        "qwen", ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", "tg-case-limited"]
+    )
+    assert played.returncode == 1
+    usage = played.json_lines()[-1]["usage"]
+    assert list(usage) == ["input_tokens", "output_tokens", "cache_read_input_tokens", "total_tokens"]
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0

@@ -99,6 +99,9 @@ def render_turn(turn: dict[str, Any], fmt: Format) -> list[Operation]:
     if turn.get("start", "engine") != "none":  # none: a raw capture brings its own first lines
         emit(fmt.begin())
     withheld = _withheld(turn["steps"]) if getattr(fmt, "drop_withholds_answer", False) else set()
+    look_ahead = getattr(fmt, "look_ahead", None)  # a format that prints a step by what follows it
+    if look_ahead is not None:
+        look_ahead(turn["steps"])
     for index, step in enumerate(turn["steps"]):
         if index in withheld:  # an answer the CLI never printed: its connection dropped mid-body
             answer.append(step)

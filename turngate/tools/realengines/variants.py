@@ -45,6 +45,8 @@ TURN_KINDS: Final[Mapping[str, str]] = {
     "status-fault-turn": "a turn whose model request is refused with a status the CLI retries (a"
     " `model_error` with `status`)",
     "drop-turn": "a turn whose model answer's connection is dropped mid-body (a `model_error` cut `dropped`)",
+    "empty-answer-turn": "a turn whose last model answer, after a tool call, is empty (no text, no"
+    " thinking, no call)",
 }
 # The tool names the fake codex prints as `command_execution` (turngate/engines/fake/formats/codex.py).
 SHELL_TOOL_NAMES: Final = frozenset({"bash", "shell"})
@@ -117,6 +119,10 @@ def turn_facts(compiled: Mapping[str, Any], number: int) -> TurnFacts:
         kinds.add("first-answer-error")
     elif first.fault is not None and (first.fault.status is not None or first.fault.dropped):
         kinds.add("first-answer-error")  # refused, or its connection dropped: no answer came whole
+    last = rounds[-1]
+    empty = not (last.text or last.thinking or last.tool or last.change or last.error or last.fault)
+    if len(rounds) > 1 and empty:
+        kinds.add("empty-answer-turn")
     faults = [r.fault for r in rounds if r.fault is not None]
     if any(fault.status is not None for fault in faults):
         kinds.add("status-fault-turn")
@@ -389,6 +395,33 @@ def _reply_printed_after_thinking(context: TurnContext) -> bool:
         and isinstance(results[0].get("result"), str)
         and bool(results[0]["result"])
     )
+
+
+CLAUDE_NO_VISIBLE_OUTPUT: Final = (
+    "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
+)
+
+
+def _claude_asked_again(context: TurnContext) -> bool:
+    """The real stdout's one synthetic user message is claude's request to go on after an empty answer."""
+    synthetic = [
+        event
+        for event in _json_lines(context.real_stdout)
+        if event.get("type") == "user" and event.get("isSynthetic") is True
+    ]
+    if len(synthetic) != 1:
+        return False
+    message = synthetic[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content == [{"type": "text", "text": CLAUDE_NO_VISIBLE_OUTPUT}]
+
+
+def _qwen_retried(context: TurnContext) -> bool:
+    """Every system event of the real stdout but the init is a provider retry (no schedule)."""
+    systems = [event for event in _json_lines(context.real_stdout) if event.get("type") == "system"]
+    retries = [event for event in systems if event.get("subtype") == "retry"]
+    plain = {"reason": "retry", "discardedToolCalls": 0, "preserveText": False}
+    return bool(retries) and len(systems) == len(retries) + 1 and all(e.get("data") == plain for e in retries)
 
 
 def _last_result_failed(context: TurnContext) -> bool:
@@ -907,6 +940,34 @@ VARIANTS += (
         " 2.1.326's): api_error_status 400",
         holds=lambda context: bool(_results(context)) and _results(context)[-1].get("is_error") is True,
         requires="the real `result` has `is_error: true`",
+    ),
+    Variant(
+        "claude-asks-again-after-an-empty-answer",
+        ("claude",),
+        "empty-answer-turn",
+        (Excuse("stdout: only in real: user"),),
+        "a model answer with nothing in it (a script's turn that ends after a tool call) makes claude ask"
+        " again with a synthetic user message it prints (`isSynthetic`); a real model does not answer"
+        " empty, and the fake ends the turn there",
+        "live fidelity run of 2026-11-25, design/decision-5/backend-pending-baseline (claude), turn 3",
+        holds=_claude_asked_again,
+        requires="the real stdout has exactly one synthetic user message, and it is claude's request to"
+        " go on",
+    ),
+    Variant(
+        "qwen-retries-an-empty-answer",
+        ("qwen",),
+        "empty-answer-turn",
+        (
+            Excuse("stdout: only in real: system"),
+            _stderr_line("Retrying provider attempt (0 buffered tool call(s) discarded)."),
+        ),
+        "a model answer with nothing in it makes qwen ask again (eight times, each a system/retry line and"
+        " a stderr line) before it ends the turn; a real model does not answer empty, and the fake ends"
+        " the turn there",
+        "live fidelity run of 2026-11-25, design/decision-5/backend-pending-baseline (qwen), turn 3",
+        holds=_qwen_retried,
+        requires="every system event of the real stdout but the init is a retry without a schedule",
     ),
     Variant(
         "every-tool-is-a-shell-call",

@@ -290,6 +290,7 @@ class ClaudeStream(MessageStream):
             "content": change["content"],
             "structuredPatch": [],
             "originalFile": None,
+            "userModified": False,  # corpus/claude/real-2.1.331-file-change (and 2.1.326's)
         }
         meta = self.permission_meta(call_id)
         return self._user(block, result, meta)

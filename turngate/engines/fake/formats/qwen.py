@@ -74,6 +74,7 @@ def unknown_session(session_id: str, output_format: str, epoch_ms: int | None) -
 class QwenStream(MessageStream):
     write_tool = "write_file"
     structured_tool = None
+    answered = False  # an answer of the turn came whole (its event carries the usage)
 
     def _head(self, kind: str, subtype: str | None = None, **fields: Any) -> dict[str, Any]:
         head: dict[str, Any] = {"type": kind}
@@ -127,6 +128,7 @@ class QwenStream(MessageStream):
         uuid = self.uuid()
         usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
         if spent:
+            self.answered = True
             prompt, reply = self.input_tokens(), self.output_tokens()
             usage = {
                 "input_tokens": prompt,
@@ -160,7 +162,10 @@ class QwenStream(MessageStream):
         )
 
     def text_events(self, text: str, first: bool) -> list[tuple[int, bytes]]:
-        return [self._assistant({"type": "text", "text": text})]
+        # A text the answer's tool call follows carries no usage of its own: the call's event has the
+        # answer's (tests/data/real-captures/qwen/ne-two-messages.stdout).
+        spent = id(self.step_now) not in self.before_call
+        return [self._assistant({"type": "text", "text": text}, spent=spent)]
 
     def thinking_events(self, text: str) -> list[tuple[int, bytes]]:
         return [self._assistant({"type": "thinking", "thinking": text, "signature": ""}, spent=False)]
@@ -286,7 +291,11 @@ class QwenStream(MessageStream):
                 duration_ms=self.context.clock.elapsed_ms(),
                 duration_api_ms=0,
                 num_turns=max(self.requests, 1),
-                usage={"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0},
+                # the answers that came before the failure count, as in a success (the capture of
+                # engine-fault/failed-after-marker/rate-limited, live fidelity run of 2026-11-25)
+                usage=self._usage()
+                if self.answered
+                else {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0},
                 permission_denials=[],
                 error={"message": message},
             )

@@ -42,6 +42,21 @@ class MessageStream(ABC):
         self.message_id = ""
         self.requests = 0  # model requests made this turn (num_turns counts them)
         self.tool_calls = 0
+        self.step_now: dict[str, Any] = {}  # the step being written
+        self.before_call: set[int] = set()  # the say steps of an answer that ends in a call (id())
+
+    def look_ahead(self, steps: list[dict[str, Any]]) -> None:
+        """The turn's steps, before any is written: which says share their answer with a tool call
+        (or a file change) after them, which qwen prints without the answer's usage."""
+        current: list[int] = []
+        for step in steps:
+            if "say" in step:
+                current.append(id(step))
+            elif "tool" in step or "file_change" in step:
+                self.before_call.update(current)
+                current = []
+            elif "model_error" in step or "error" in step:
+                current = []
 
     # --- ids, times, counts ------------------------------------------------------------------
 
@@ -79,6 +94,7 @@ class MessageStream(ABC):
         return self.opening()
 
     def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        self.step_now = step
         match step:
             case {"say": _, "union": branch} if self.context.structured and self.structured_tool:
                 self.structured = branch
@@ -221,6 +237,9 @@ class PlainOutput:
     def begin(self) -> list[tuple[int, bytes]]:
         self.stream.begin()
         return []
+
+    def look_ahead(self, steps: list[dict[str, Any]]) -> None:
+        self.stream.look_ahead(steps)
 
     def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
         self.stream.step(step)
