@@ -1,0 +1,115 @@
+"""A real CLI the orchestrator stopped before the model server answered its turn's last round did not play
+the case's script: the case is skipped saying so, never judged on the stop. (A real opencode takes about
+3 s to ask the model anything, so the 1 s turn budget of engine-fault/failed-after-marker/opencode-loop
+made it "pass" with no model request at all; a real kilo slowed past 30 s "failed" with TIMEOUT.)"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.turngate_cli import turngate
+from turngate.engines.real.lock import read_lock, select
+from turngate.engines.real.played import json_lines, not_played
+
+# One turn of two rounds (a tool call, then the answer), then a second turn of one.
+SCRIPT: dict[str, Any] = {
+    "turns": [
+        {
+            "steps": [
+                {"tool": {"name": "bash", "input": {}, "output": "x", "exit_code": 0}},
+                {"say": ["done"]},
+            ]
+        },
+        {"steps": [{"say": ["again"]}]},
+    ]
+}
+
+
+def call(outcome: str = "signal", start: float = 100.0, end: float = 110.0, **more: Any) -> dict[str, Any]:
+    record = {"engine": "kilo", "real": "kilo@7.7.7", "action": "run", "outcome": outcome}
+    record.update(signal=15 if outcome == "signal" else None, start=start, end=end, **more)
+    return record
+
+
+def answer(turn: int | None, round_: int | None, time: float) -> dict[str, Any]:
+    return {"seq": 1, "time": time, "turn": turn, "round": round_, "answer": "round"}
+
+
+def test_a_cli_stopped_before_any_answer_did_not_play_its_script() -> None:
+    side = answer(None, None, 101.0)  # a title request is no round of the script
+    reason = not_played("kilo", SCRIPT, [call()], [side])
+    assert reason == "stopped (signal 15) before the model server answered any request of its turn"
+
+
+def test_a_cli_stopped_between_two_rounds_names_the_round_it_had_reached() -> None:
+    reason = not_played("kilo", SCRIPT, [call()], [answer(1, 1, 103.0)])
+    assert reason == "stopped (signal 15) in turn 1 after the model server answered round 1 of 2"
+
+
+def test_an_answer_written_after_the_stop_was_not_given_to_the_cli() -> None:
+    # A sleep step's answer is logged when it is written: after the CLI was killed waiting for it.
+    reason = not_played("kilo", SCRIPT, [call()], [answer(1, 1, 103.0), answer(1, 2, 111.0)])
+    assert reason == "stopped (signal 15) in turn 1 after the model server answered round 1 of 2"
+
+
+def test_a_cli_stopped_after_its_last_answer_played_its_script() -> None:
+    # opencode after a cut stream asks the model again for ever: the watchdog stopping it is the case.
+    requests = [answer(1, 1, 101.0), answer(1, 2, 102.0), answer(1, 2, 103.0)]
+    assert not_played("kilo", SCRIPT, [call()], requests) is None
+
+
+def test_the_turn_a_stopped_cli_was_playing_is_the_one_its_requests_were_placed_at() -> None:
+    first = call("exited", 100.0, 105.0, exit_code=0)
+    second = call("signal", 106.0, 120.0)
+    requests = [answer(1, 1, 101.0), answer(1, 2, 102.0), answer(2, 1, 110.0)]
+    assert not_played("kilo", SCRIPT, [first, second], requests) is None
+    requests = [answer(1, 1, 101.0), answer(1, 2, 102.0)]
+    reason = not_played("kilo", SCRIPT, [first, second], requests)
+    assert reason == "stopped (signal 15) before the model server answered any request of its turn"
+
+
+def test_a_cli_that_ended_by_itself_early_is_judged_as_it_is() -> None:
+    # Giving up after a model error is the CLI's own behaviour: the verdict stands.
+    assert not_played("kilo", SCRIPT, [call("exited", exit_code=1)], [answer(1, 1, 101.0)]) is None
+
+
+def test_fake_engines_and_probes_are_not_real_turns() -> None:
+    fake = {**call(), "real": None}
+    probe = {**call(), "action": "version"}
+    other = {**call(), "engine": "iflow"}
+    assert not_played("kilo", SCRIPT, [fake, probe, other], []) is None
+
+
+def test_json_lines_passes_over_a_line_cut_off_and_one_still_being_written(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    assert json_lines(log) == []
+    log.write_text('{"a": 1}\n{"b": \n[1]\n{"c": 3}', encoding="utf-8")
+    assert json_lines(log) == [{"a": 1}]
+
+
+def test_run_with_a_real_cli_slower_than_the_turn_budget_skips_the_case_saying_so(tmp_path: Path) -> None:
+    scenario = "engine-fault/failed-after-marker/opencode-loop"  # turn_timeout_sec: 1
+    (pin,) = select(read_lock(), ["opencode"])
+    cache = tmp_path / "cache"
+    executable = pin.executable(cache)
+    executable.parent.mkdir(parents=True)
+    # Stands in for the npm-installed opencode: it never asks the model anything (a slow start).
+    executable.write_text("#!/bin/sh\nexec sleep 600\n", encoding="utf-8")
+    executable.chmod(0o755)
+    report = tmp_path / "run.jsonl"
+    done = turngate(
+        *("run", "--engines", "real", "--engine", "opencode", "-k", scenario),
+        *("--report-json", str(report)),
+        cwd=tmp_path,
+        env={"TURNGATE_ENGINE_CACHE": str(cache), "PATH": os.environ["PATH"]},
+    )
+    assert done.returncode == 5, done.stderr  # nothing verified: every case skipped
+    (case,) = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()][1:-1]
+    assert case["outcome"] == "skipped"
+    assert case["message"] == (
+        "the real opencode did not play this script: stopped (signal 15) before the model server"
+        " answered any request of its turn"
+    )
