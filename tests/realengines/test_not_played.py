@@ -1,7 +1,8 @@
 """A real CLI the orchestrator stopped before the model server answered its turn's last round did not play
 the case's script: the case is skipped saying so, never judged on the stop. (A real opencode takes about
 3 s to ask the model anything, so the 1 s turn budget of engine-fault/failed-after-marker/opencode-loop
-made it "pass" with no model request at all; a real kilo slowed past 30 s "failed" with TIMEOUT.)"""
+made it "pass" with no model request at all; a real kilo slowed past 30 s "failed" with TIMEOUT.) And a
+case that sets no turn budget gives a real CLI the reference's own (120 s), not the fakes' 30 s."""
 
 from __future__ import annotations
 
@@ -10,9 +11,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.turngate_cli import turngate
+import pytest
+
+from tests.turngate_cli import in_process, turngate
+from turngate.engines.real.caseengines import REAL_TURN_TIMEOUT_SEC
 from turngate.engines.real.lock import read_lock, select
 from turngate.engines.real.played import json_lines, not_played
+from turngate.implementations.reference.lifecycle import EngineSetup
+from turngate.implementations.reference_connector import ReferenceConnector
+from turngate.judge.targets import Target
 
 # One turn of two rounds (a tool call, then the answer), then a second turn of one.
 SCRIPT: dict[str, Any] = {
@@ -113,3 +120,31 @@ def test_run_with_a_real_cli_slower_than_the_turn_budget_skips_the_case_saying_s
         "the real opencode did not play this script: stopped (signal 15) before the model server"
         " answered any request of its turn"
     )
+
+
+def test_real_engines_get_the_references_own_turn_budget_where_a_case_sets_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The harness gives the fakes 30 s a turn; a real kilo takes 10-15 s, twice that on a loaded
+    # machine, and was killed as TIMEOUT in cases about something else.
+    import turngate.cli.run as run_module
+
+    (pin,) = select(read_lock(), ["codex"])
+    cache = tmp_path / "cache"
+    pin.executable(cache).parent.mkdir(parents=True)
+    pin.executable(cache).write_text("#!/bin/sh\nexit 99\n", encoding="utf-8")
+    monkeypatch.setenv("TURNGATE_ENGINE_CACHE", str(cache))
+    seen: list[Target] = []
+
+    def no_cases(planned: object, *, target: Target, **_: object) -> list[object]:
+        seen.append(target)
+        return []
+
+    monkeypatch.setattr(run_module, "run_all", no_cases)
+    in_process("run", "--engines", "real", "--engine", "codex", "-k", "dual-track-gate")
+    in_process("run", "--engine", "codex", "-k", "dual-track-gate")
+    assert [target.turn_timeout_sec for target in seen] == [REAL_TURN_TIMEOUT_SEC, None]
+    assert EngineSetup(Path("bin"), {}).turn_timeout_sec == REAL_TURN_TIMEOUT_SEC  # the reference's own
+    budget = ReferenceConnector(turn_timeout_sec=REAL_TURN_TIMEOUT_SEC)._turn_timeout_sec
+    assert seen[0].connector()._turn_timeout_sec == budget  # type: ignore[attr-defined]
+    assert seen[1].connector()._turn_timeout_sec == 30.0  # type: ignore[attr-defined]

@@ -24,6 +24,10 @@ from turngate.engines.real.npm_install import write_launchers
 from turngate.engines.real.played import json_lines, not_played
 
 REQUEST_LOG: Final = "model-requests.jsonl"  # the case's model server log, in its folder
+# The turn budget the reference gives a real CLI in a case that sets none: the reference's own default
+# (turngate/implementations/reference/lifecycle.py, EngineSetup), not the 30 s the harness gives the
+# fakes. A real CLI takes seconds a turn (kilo 10-15 s, twice that on a loaded machine).
+REAL_TURN_TIMEOUT_SEC: Final = 120.0
 
 
 @dataclass(frozen=True, slots=True)
