@@ -36,8 +36,10 @@ SCRIPT: dict[str, Any] = {
 
 
 def call(outcome: str = "signal", start: float = 100.0, end: float = 110.0, **more: Any) -> dict[str, Any]:
+    """A launcher's line; by default the orchestrator stopped the CLI (SIGTERM passed on, died of it)."""
     record = {"engine": "kilo", "real": "kilo@7.7.7", "action": "run", "outcome": outcome}
-    record.update(signal=15 if outcome == "signal" else None, start=start, end=end, **more)
+    stopped = 15 if outcome == "signal" else None
+    record.update({"signal": stopped, "passed_on": stopped, "start": start, "end": end, **more})
     return record
 
 
@@ -83,6 +85,21 @@ def test_a_cli_that_ended_by_itself_early_is_judged_as_it_is() -> None:
     assert not_played("kilo", SCRIPT, [call("exited", exit_code=1)], [answer(1, 1, 101.0)]) is None
 
 
+def test_a_cli_that_exits_0_on_the_signal_was_stopped_all_the_same() -> None:
+    # codebuddy 2.118.2 ends on a SIGTERM with exit 0: the launcher's passed_on says who stopped it.
+    stopped = call("exited", exit_code=0, passed_on=15)
+    reason = not_played("kilo", SCRIPT, [stopped], [])
+    assert reason == "stopped (signal 15) before the model server answered any request of its turn"
+
+
+def test_a_cli_dying_of_its_own_signal_was_not_stopped() -> None:
+    crashed = call("signal", signal=11, passed_on=None)
+    assert not_played("kilo", SCRIPT, [crashed], [answer(1, 1, 101.0)]) is None
+    # A line written before launchers noted passed_on: a CLI that died of a signal was stopped.
+    older = {key: value for key, value in call().items() if key != "passed_on"}
+    assert not_played("kilo", SCRIPT, [older], []) is not None
+
+
 def test_fake_engines_and_probes_are_not_real_turns() -> None:
     fake = {**call(), "real": None}
     probe = {**call(), "action": "version"}
@@ -97,14 +114,24 @@ def test_json_lines_passes_over_a_line_cut_off_and_one_still_being_written(tmp_p
     assert json_lines(log) == [{"a": 1}]
 
 
-def test_run_with_a_real_cli_slower_than_the_turn_budget_skips_the_case_saying_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "stand_in",
+    [
+        "exec sleep 600",  # dies of the SIGTERM
+        "trap 'exit 0' TERM\nsleep 600 &\nwait",  # exits 0 on it, as codebuddy 2.118.2 does
+    ],
+    ids=["killed", "exits-0"],
+)
+def test_run_with_a_real_cli_slower_than_the_turn_budget_skips_the_case_saying_so(
+    tmp_path: Path, stand_in: str
+) -> None:
     scenario = "engine-fault/failed-after-marker/opencode-loop"  # turn_timeout_sec: 1
     (pin,) = select(read_lock(), ["opencode"])
     cache = tmp_path / "cache"
     executable = pin.executable(cache)
     executable.parent.mkdir(parents=True)
     # Stands in for the npm-installed opencode: it never asks the model anything (a slow start).
-    executable.write_text("#!/bin/sh\nexec sleep 600\n", encoding="utf-8")
+    executable.write_text(f"#!/bin/sh\n{stand_in}\n", encoding="utf-8")
     executable.chmod(0o755)
     report = tmp_path / "run.jsonl"
     done = turngate(

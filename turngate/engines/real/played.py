@@ -33,12 +33,18 @@ def not_played(
     """Why the real ``engine`` did not play ``script`` (compiled), or None.
 
     ``calls``: the case's call log (the launchers' lines: ``engine``, ``real``, ``action``,
-    ``outcome``, ``signal``, ``start``, ``end``); ``requests``: the model server's log lines
+    ``outcome``, ``signal``, ``passed_on``, ``start``, ``end``); ``requests``: the model server's log lines
     (``time`` an answer was written, ``turn`` and ``round`` it was placed at, 1-based, or None)."""
     turns = script["turns"]
     runs = [c for c in calls if c.get("engine") == engine and c.get("real") and c.get("action") == "run"]
     for call in runs:
-        if call.get("outcome") != "signal":
+        # Stopped from outside: the launcher passed a signal on (a CLI may exit 0 on a SIGTERM, and a
+        # CLI dying of its own SIGSEGV was not stopped); a line from before `passed_on`: died of one.
+        if "passed_on" in call:
+            signal = call["passed_on"]
+        else:
+            signal = call.get("signal") if call.get("outcome") == "signal" else None
+        if signal is None:
             continue
         start, end = call.get("start"), call.get("end")
         if not isinstance(start, int | float) or not isinstance(end, int | float):
@@ -51,7 +57,7 @@ def not_played(
             and isinstance(r.get("time"), int | float)
             and start <= r["time"] <= end
         ]
-        stopped = f"stopped (signal {call.get('signal')})"
+        stopped = f"stopped (signal {signal})"
         if not answered:
             return f"{stopped} before the model server answered any request of its turn"
         turn = max(number for number, _ in answered)
