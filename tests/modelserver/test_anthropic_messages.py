@@ -158,6 +158,37 @@ def test_a_resumed_prompt_merged_into_the_last_tool_result_starts_the_next_turn(
     assert log(server)[-1]["turn"] == 2
 
 
+NO_VISIBLE_OUTPUT = (
+    "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
+)
+
+
+@pytest.mark.parametrize(
+    "nudge",
+    [
+        {"type": "text", "text": NO_VISIBLE_OUTPUT},  # 2.1.326
+        {"type": "text", "text": f"<system-reminder>\n{NO_VISIBLE_OUTPUT}\n</system-reminder>"},  # 2.1.331
+    ],
+)
+def test_claudes_own_request_after_an_empty_answer_asks_for_the_same_round_again(
+    server: ModelServer, nudge: dict[str, Any]
+) -> None:
+    # The model answered the tool result with nothing; Claude Code drops that answer and asks again,
+    # its text beside the tool result. 2.1.326's was read as a resumed prompt: the next turn's answer
+    # (the marker) came one turn early (design/decision-5/backend-pending-baseline succeeded at turn 3).
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "cat x"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": ECHO}
+    history = [
+        user(PROMPT),
+        SYSTEM,
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result, nudge]},
+    ]
+    (reply,) = blocks(post(server, "/v1/messages", request(history)).events())
+    assert reply["text"] == "Which style?"
+    assert (log(server)[-1]["turn"], log(server)[-1]["round"]) == (1, 2)
+
+
 def test_side_requests_without_tools_get_a_short_text_and_count_tokens_a_count(server: ModelServer) -> None:
     side = post(server, "/v1/messages", {"model": "m", "messages": [{"role": "user", "content": "a title"}]})
     assert side.status == 200

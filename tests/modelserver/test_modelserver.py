@@ -395,3 +395,24 @@ def test_a_bad_or_huge_content_length_is_refused_without_reading(
     assert answer.status == status
     assert "error" in json.loads(answer.read())
     connection.close()
+
+
+def test_a_request_still_being_answered_when_the_server_stopped_breaks_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A sleep step's answer whose CLI the turn watchdog killed: the case is over and its folder (the
+    # log among it) gone, so writing the log line fails; that is no news for the runner's stderr.
+    server = ModelServer(tmp_path / "scripts", tmp_path / "log.jsonl", tmp_path / "data").start()
+    running = server._server
+    assert running is not None
+    try:
+        raise FileNotFoundError(2, "No such file or directory")
+    except FileNotFoundError:
+        running.handle_error(None, ("127.0.0.1", 1))
+    assert "FileNotFoundError" in capsys.readouterr().err  # while it serves: one line, as before
+    server.stop()
+    try:
+        raise FileNotFoundError(2, "No such file or directory")
+    except FileNotFoundError:
+        running.handle_error(None, ("127.0.0.1", 1))
+    assert capsys.readouterr().err == ""

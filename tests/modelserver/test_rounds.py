@@ -94,6 +94,20 @@ def test_a_format_variant_is_not_playable_but_a_default_one_is(tmp_path: Path) -
     assert "legacy_msg" in reason
 
 
+def test_a_format_variant_is_named_by_what_it_changes(tmp_path: Path) -> None:
+    # kilo's variants are kilo's own bytes in cases the server does not stage (a dropped connection):
+    # the reason names the one setting the script chose, not every default beside it.
+    script = {
+        "case": "k",
+        "turns": [{"steps": [{"say": "x"}]}],
+        "variants": {"kilo": {"text_after_error": True}},
+    }
+    assert playable(compiled(tmp_path, script)) == (
+        "format variant for kilo (text_after_error: True): a real CLI's output format is its own,"
+        " not the model's to choose"
+    )
+
+
 @pytest.mark.parametrize(
     ("entries", "expected"),
     [

@@ -145,3 +145,19 @@ def test_a_broken_line_is_rejected(broken: str, change: dict[str, Any]) -> None:
     assert problems(CALL_LOG, LINE) == []
     line = {name: value for name, value in {**LINE, **change}.items() if value is not ...}
     assert problems(CALL_LOG, line) != [], broken
+
+
+REAL_LINE: dict[str, Any] = {
+    "engine": "codebuddy", "argv": ["-p", "tg-case-greet"], "cwd": "/run", "env": {"HOME": "/home/u"},
+    "stdin": None, "action": "run", "case": "greet", "case_source": "prompt", "resumed": False,
+    "real": "codebuddy@2.118.2", "pid": 1234, "start": 1763812345.1, "exit_code": 0, "outcome": "exited",
+    "signal": None, "passed_on": 15, "end": 1763812346.2,
+}  # fmt: skip
+
+
+def test_a_real_launchers_line_of_any_pinned_engine_says_which_signal_it_passed_on() -> None:
+    # codebuddy exits 0 on the SIGTERM that stopped its turn: passed_on says it was stopped.
+    assert problems(CALL_LOG, REAL_LINE) == []
+    assert problems(CALL_LOG, {**REAL_LINE, "passed_on": None}) == []
+    assert problems(CALL_LOG, {**REAL_LINE, "passed_on": 0}) != []
+    assert problems(CALL_LOG, {**REAL_LINE, "real": "aider@1.0"}) != []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,12 @@ def run_command(args: argparse.Namespace) -> int:
     known = read_baseline_option(args.baseline)
     target = resolve_target(args)
     real = real_engines(args, target)
+    if real is not None and target.kind == "reference":
+        from turngate.engines.real.caseengines import REAL_TURN_TIMEOUT_SEC
+
+        # A real CLI takes seconds a turn (kilo 10-15 s, more on a loaded machine), not the fakes'
+        # milliseconds: a case that sets no turn budget gets the reference's own default, not 30 s.
+        target = dataclasses.replace(target, turn_timeout_sec=REAL_TURN_TIMEOUT_SEC)
     planned = cases(scenarios, engines, edition)
     if scenarios and not any(scenario.planned_under(edition) for scenario in scenarios):
         # as -k matching nothing: the scenarios chosen are all written for other editions

@@ -89,6 +89,22 @@ def run_case(
             retries = real.retries(case_id(scenario, engine), scenario.engine_script) if real else 0
             with real.for_case(workdir, scripts, call_log, retries=retries) if real else nullcontext():
                 steps = perform(scenario, connector, setup, workdir, call_log)
+            # A real CLI the orchestrator stopped before the model server had answered its turn's
+            # last round did not play the script: the verdict would be about the stop (a real CLI
+            # slower than the case's turn budget), so the case says what was not played instead.
+            not_played = (
+                real.not_played(
+                    engine,
+                    case_id(scenario, engine),
+                    scenario.engine_script,
+                    workdir,
+                    call_log,
+                )
+                if real
+                else None
+            )
+            if not_played:
+                return stopped("skipped", f"the real {engine} did not play this script: {not_played}")
         except CaseSkipped as refusal:  # the target's own reason, e.g. an engine it does not run
             return stopped("skipped", str(refusal))
         except Exception as error:  # the harness or the target broke: say so, keep going

@@ -42,6 +42,8 @@ class Target:
     command_timeout_sec: float = 60.0
     variant: str | None = None  # reference only: a conforming variant (conforming_variants.py)
     mutant: str | None = None  # reference only: a spec mutant (turngate/implementations/mutants/)
+    # reference only: the turn budget of a case that sets none (None: the connector's, 30 s, for fakes)
+    turn_timeout_sec: float | None = None
 
     @property
     def shared(self) -> SharedServer | None:
@@ -60,7 +62,8 @@ class Target:
                 from turngate.implementations.conforming_variants import variant_named
                 from turngate.implementations.reference_connector import ReferenceConnector
 
-                return ReferenceConnector(variant=variant_named(self.variant), mutant=self.mutant)
+                budget = {} if self.turn_timeout_sec is None else {"turn_timeout_sec": self.turn_timeout_sec}
+                return ReferenceConnector(variant=variant_named(self.variant), mutant=self.mutant, **budget)
             case "http":
                 from turngate.judge.connectors.http import HttpConnector
 

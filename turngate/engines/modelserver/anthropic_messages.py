@@ -11,7 +11,10 @@ position reading must know: it sends ``role: "system"`` messages inside ``messag
 session it merges the new prompt into the user message that holds the last tool result (next to
 ``<system-reminder>`` text blocks that are no user's words); and after a cut stream it asks the model
 to go on with a user message of its own ("Your response above was cut off mid-stream…", wrapped in
-a reminder by 2.1.331, bare in 2.1.326), which starts no turn.
+a reminder by 2.1.331, bare in 2.1.326), which starts no turn; nor does the text it adds beside the
+last tool result when the model's answer after it was empty ("[Your previous response had no visible
+output. Please continue and produce a user-visible response.]", bare in 2.1.326): the model is asked
+for the same round again.
 """
 
 from __future__ import annotations
@@ -26,9 +29,15 @@ from turngate.engines.modelserver.conversation import Entry
 from turngate.engines.modelserver.reply import Declared, Reply
 
 SIDE_TEXT: Final = "Scripted turngate run"
-# Texts Claude Code writes into the conversation itself, never a user's words: context reminders, and
-# the prompt it sends after a stream that was cut (2.1.331 wraps it in a reminder, 2.1.326 does not).
-_CLIS_OWN: Final = ("<system-reminder>", "Your response above was cut off mid-stream.")
+# Texts Claude Code writes into the conversation itself, never a user's words: context reminders, the
+# prompt it sends after a stream that was cut, and the one it sends once after an answer with no text
+# (a tool call, then an empty answer), beside the last tool result (2.1.331 wraps both in a reminder,
+# 2.1.326 does not).
+_CLIS_OWN: Final = (
+    "<system-reminder>",
+    "Your response above was cut off mid-stream.",
+    "[Your previous response had no visible output.",
+)
 _ERROR_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",

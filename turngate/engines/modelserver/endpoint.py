@@ -85,7 +85,7 @@ class ModelServer:
     # end-of-answer event (what the fake engines' cut was observed against); "dropped", the connection
     # is closed in the middle of the body (a network drop).
     cut_style: CutStyle = "ended"
-    _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
+    _server: _QuietServer | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _counter: int = field(default=0, init=False, repr=False)
     _sequence: int = field(default=0, init=False, repr=False)
@@ -111,6 +111,7 @@ class ModelServer:
 
     def stop(self) -> None:
         if self._server is not None:
+            self._server.stopped = True
             self._server.shutdown()
             self._server.server_close()
             self._server = None
@@ -318,12 +319,16 @@ class ModelServer:
 
 class _QuietServer(ThreadingHTTPServer):
     """A CLI that hangs up (a keep-alive connection it resets, a stream it stops reading after a cut,
-    a process killed mid-request) is ordinary here: no traceback on the runner's stderr. Anything else
-    a request breaks is one line there, naming the client and the error."""
+    a process killed mid-request) is ordinary here: no traceback on the runner's stderr. So is a
+    request still being answered when the server was stopped (a `sleep` step's answer, its CLI killed
+    by the turn watchdog): its case is over, and its folder, the log among it, may be gone. Anything
+    else a request breaks is one line there, naming the client and the error."""
+
+    stopped = False  # set by ModelServer.stop()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError | TimeoutError):
+        if self.stopped or isinstance(error, ConnectionError | TimeoutError):
             return
         sys.stderr.write(f"turngate model server: request from {client_address[0]}: {error!r}\n")
 

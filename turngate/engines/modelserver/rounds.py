@@ -153,8 +153,15 @@ def playable(script: Mapping[str, Any]) -> str | None:
     if script.get("resident"):
         return "resident (sticky) mode: a real CLI's stdin protocol is not scripted"
     for engine, variant in script.get("variants", {}).items():
-        if variant != _DEFAULT_VARIANTS.get(engine, variant):
-            return f"format variant for {engine} ({variant}): a real CLI prints only its own format"
+        default = _DEFAULT_VARIANTS.get(engine, variant)
+        if variant != default:
+            chosen = ", ".join(
+                f"{key}: {value!r}" for key, value in variant.items() if default.get(key) != value
+            )
+            return (
+                f"format variant for {engine} ({chosen}): a real CLI's output format is its own,"
+                " not the model's to choose"
+            )
     for number, turn in enumerate(script["turns"], 1):
         if turn.get("start", "engine") != "engine" or turn.get("end") == "none":
             return f"turn {number}: start/end none (a raw capture)"

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.problems import ScriptProblem
@@ -21,6 +21,13 @@ from turngate.engines.modelserver.endpoint import ModelServer
 from turngate.engines.modelserver.rounds import playable, retry_limit
 from turngate.engines.real.lock import Pin
 from turngate.engines.real.npm_install import write_launchers
+from turngate.engines.real.played import json_lines, not_played
+
+REQUEST_LOG: Final = "model-requests.jsonl"  # the case's model server log, in its folder
+# The turn budget the reference gives a real CLI in a case that sets none: the reference's own default
+# (turngate/implementations/reference/lifecycle.py, EngineSetup), not the 30 s the harness gives the
+# fakes. A real CLI takes seconds a turn (kilo 10-15 s, twice that on a loaded machine).
+REAL_TURN_TIMEOUT_SEC: Final = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +55,19 @@ class RealEngines:
             return problem.message
         return playable(normalise(document, case))
 
+    def not_played(
+        self, engine: str, case: str, script: Mapping[str, Any], workdir: Path, call_log: Path
+    ) -> str | None:
+        """Why the real ``engine`` did not play this scenario script before the orchestrator stopped it
+        (turngate/engines/real/played.py), or None (also None for fake engines)."""
+        if engine not in self.engines():
+            return None
+        try:
+            compiled = normalise({"case": case, **script}, case)
+        except ScriptProblem:
+            return None  # unplayable() has refused it with the reason already
+        return not_played(engine, compiled, json_lines(call_log), json_lines(workdir / REQUEST_LOG))
+
     def retries(self, case: str, script: Mapping[str, Any]) -> int:
         """The retry limit the CLIs get for this scenario script: its model_error steps' `retries`,
         so a real CLI asks again as often as the script says (0 when it has none)."""
@@ -60,7 +80,7 @@ class RealEngines:
     def for_case(
         self, workdir: Path, scripts: Path, call_log: Path, *, retries: int = 0
     ) -> Iterator[ModelServer]:
-        with ModelServer(scripts, workdir / "model-requests.jsonl", workdir / "model-data") as server:
+        with ModelServer(scripts, workdir / REQUEST_LOG, workdir / "model-data") as server:
             write_launchers(
                 workdir / "bin",
                 self.pins,

@@ -10,7 +10,9 @@ a child with the launcher's standard streams, so the orchestrator reads the
 real bytes; signals are passed on and the child dies with the launcher.
 
 The call log line has the fake engines' shape (docs/fake-engines.md, "Call
-log") plus ``real: <engine>@<version>``, so argv checks work with real engines.
+log") plus ``real: <engine>@<version>``, so argv checks work with real engines,
+and ``passed_on``: the signal the launcher received and passed on to the CLI
+(the orchestrator stopping the turn), whatever the CLI then exited with.
 """
 
 from __future__ import annotations
@@ -354,13 +356,22 @@ def main(engine: str, executable: str, version: str, defaults: Mapping[str, str]
         record["case"] = _case_from_input_json()
         record["case_source"] = "input.json" if record["case"] else None
     child = subprocess.Popen([executable, *argv], env=env, preexec_fn=_die_with_parent)
+    passed_on: list[int] = []
+
+    def pass_on(received: int, _frame: object) -> None:
+        passed_on.append(received)
+        child.send_signal(received)
+
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, lambda received, _frame: child.send_signal(received))
+        signal.signal(number, pass_on)
     code = child.wait()
     record.update(
         exit_code=code if code >= 0 else None,
         outcome="exited" if code >= 0 else "signal",
         signal=-code if code < 0 else None,
+        # Who stopped it: a CLI may end on a SIGTERM by exiting 0 (codebuddy 2.118.2 does), so the
+        # outcome alone does not say the orchestrator stopped the turn.
+        passed_on=passed_on[0] if passed_on else None,
         end=time.time(),
     )
     _log(os.environ.get("TURNGATE_CALL_LOG"), record)
