@@ -16,11 +16,11 @@ never exits: opencode asking the model again for ever after a cut stream).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from turngate.base.json_lines import json_objects
 from turngate.engines.modelserver.rounds import rounds_of
 
 
@@ -77,12 +77,4 @@ def json_lines(log: Path) -> list[dict[str, Any]]:
         text = log.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return []
-    found = []
-    for line in text.split("\n")[:-1]:  # what follows the last newline is still being written
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict):
-            found.append(item)
-    return found
+    return json_objects(text.split("\n")[:-1])  # what follows the last newline is still being written

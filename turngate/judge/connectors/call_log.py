@@ -10,7 +10,6 @@ a line that is not a JSON object (a call cut off by a killed engine) is passed o
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from turngate.base.json_lines import json_objects
 from turngate.engines.fake.calllog import STARTED_SUFFIX
 
 # How long a judge waits, once a run has ended, for its engines' calls still to be written: a server
@@ -38,15 +38,7 @@ def calls_since(log: Path, mark: int) -> list[dict[str, Any]]:
     with log.open("rb") as stream:
         stream.seek(mark)
         lines = stream.read().decode("utf-8", "replace").split("\n")
-    calls = []
-    for line in lines[:-1]:  # what follows the last "\n" is a line still being written
-        try:
-            call = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(call, dict):
-            calls.append(call)
-    return calls
+    return json_objects(lines[:-1])  # what follows the last "\n" is a line still being written
 
 
 @dataclass(frozen=True, slots=True)

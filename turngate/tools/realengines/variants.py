@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from turngate.base.json_lines import json_objects
 from turngate.engines.modelserver.rounds import rounds_of
 from turngate.engines.real.shapes import events
 
@@ -349,15 +350,7 @@ def _one_block_per_answer(thinking: Callable[[TurnFacts], int]) -> Callable[[Tur
 
 
 def _json_lines(data: bytes) -> list[dict[str, Any]]:
-    found = []
-    for line in data.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            found.append(event)
-    return found
+    return json_objects(data.splitlines())
 
 
 def _results(context: TurnContext) -> list[dict[str, Any]]:
