@@ -3,6 +3,7 @@ hold them, asked before the file system is, so that a bad name is a named refusa
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 MAX_NAME_BYTES: Final = 255  # one path component, as ext4, XFS, APFS and NTFS hold it
@@ -24,3 +25,9 @@ def path_problem(relative: str) -> str | None:
     if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
         return f"has a name longer than {MAX_NAME_BYTES} bytes"
     return None
+
+
+def turngate_cache() -> str:
+    """turngate's folder in the user's cache (``$XDG_CACHE_HOME``, else ``~/.cache``): engines, catalogs."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "turngate")

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
+from turngate.base.pathnames import turngate_cache
+
 LOCK_FILE: Final = Path(__file__).with_name("engines.lock.json")
 # iflow is not installable (its npm package answers 404): it stays fake.
 REAL_ENGINES: Final = ("codex", "gemini", "opencode", "claude", "qwen", "kilo", "codebuddy")
@@ -58,8 +60,7 @@ class Pin:
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(os.environ.get("TURNGATE_ENGINE_CACHE") or os.path.join(base, "turngate", "engines"))
+    return Path(os.environ.get("TURNGATE_ENGINE_CACHE") or os.path.join(turngate_cache(), "engines"))
 
 
 def read_lock(path: Path = LOCK_FILE) -> tuple[Pin, ...]:

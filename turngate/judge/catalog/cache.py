@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from turngate import __version__
+from turngate.base.pathnames import turngate_cache
 
 KEPT: Final = 8  # catalogs kept in the folder: a user's, the shipped one, a few of a test run's
 _LOADER_FILES: Final = (
@@ -39,8 +40,7 @@ def folder() -> Path | None:
         return None
     if chosen:
         return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "turngate" / "catalog"
+    return Path(turngate_cache()) / "catalog"
 
 
 def _loader_stats() -> list[tuple[str, int, int]]:
