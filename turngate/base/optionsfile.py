@@ -12,12 +12,14 @@ from typing import Any
 
 import yaml
 
+from turngate.base.data_yaml import load_data
+
 FieldTypes = Mapping[str, type | tuple[type, ...]]
 
 
 def read_mapping(path: Path, problem: type[Exception]) -> dict[str, Any]:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_data(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise problem(f"{path}: cannot read: {error.strerror}") from None
     except yaml.YAMLError as error:

@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from turngate.base.data_yaml import load_data
 from turngate.engines.modelserver.endpoint import CutStyle, ModelServer
 from turngate.engines.real.lock import Pin
 from turngate.engines.real.npm_install import write_launchers
@@ -418,7 +419,7 @@ def _capture_pin(
 def _complete(folder: Path, pin: Pin, mode: str, wanted: Wanted) -> None:
     """capture.yaml as corpus/README.md describes it, on top of what `save` wrote."""
     meta_path = folder / "capture.yaml"
-    meta = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
+    meta = load_data(meta_path.read_text(encoding="utf-8"))
     source = f"{pin.package} {pin.package_version}" if pin.source == "pip" else pin.package
     meta["description"] = f"real {pin.name} ({source}), {wanted.description}"
     meta["provenance"] = (

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import yaml
 
+from turngate.base.data_yaml import load_data
 from turngate.tools.realengines.fidelity import Difference
 
 CAUSES: Final = {
@@ -130,7 +131,7 @@ def load(path: Path) -> tuple[Entry, ...]:
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineProblem(f"{path}: cannot read: {error}") from None
     try:
-        document = yaml.safe_load(text)
+        document = load_data(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import yaml
 
+from turngate.base.data_yaml import load_data
 from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.fake.problems import ScriptProblem
@@ -170,7 +171,7 @@ def scripts(patterns: list[str] | None = None) -> list[Script]:
 
 def load_script_yaml(path: Path) -> Any:
     # The fake engines' loader (libyaml when present), which some examples rely on (`Which style?`).
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return load_data(path.read_text(encoding="utf-8"))
 
 
 def unplayable_reason(script: Script) -> str | None:

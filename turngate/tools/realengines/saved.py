@@ -24,6 +24,7 @@ from typing import Final
 
 import yaml
 
+from turngate.base.data_yaml import load_data
 from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.real.lock import Pin
 from turngate.tools.realengines.captures import CAPTURE_SCRIPTS, WANTED, Wanted, all_scripts
@@ -90,7 +91,7 @@ def saved_captures(
         engine = folder.parent.name
         if chosen and engine not in chosen and f"{engine}@{match['version']}" not in chosen:
             continue
-        document = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+        document = load_data(meta.read_text(encoding="utf-8")) or {}
         stderr = folder / "stderr"
         output = TurnOutput(
             (folder / "stdout").read_bytes(),
