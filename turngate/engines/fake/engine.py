@@ -506,8 +506,18 @@ def _end_abnormally(ending: Hang | Crash | Stop, log: CallLog) -> int:
             os._exit(code)
     # Hang: the line is written now, since the process will only ever be killed.
     log.write("hang", None, ended=False)
+    _die_on_signals()
     while True:
         time.sleep(3600)
+
+
+def _die_on_signals() -> None:
+    """The default action for the signals the call log catches, once its line is written (the
+    handler would only die after it). A Python handler runs between bytecodes: a signal that lands
+    after the last check and before a long sleep's system call was caught and then left waiting
+    for the sleep to end, an hour; seen as a kill the engine outlived under load."""
+    for number in _LOGGED_SIGNALS:
+        _signal.signal(number, _signal.SIG_DFL)
 
 
 def _linger(linger: dict[str, Any], log: CallLog) -> None:
@@ -516,6 +526,7 @@ def _linger(linger: dict[str, Any], log: CallLog) -> None:
     forever = linger["seconds"] is None
     if forever:  # logged before the pipes close: a reader that sees them closed finds the line
         log.write("hang", None, ended=False)
+        _die_on_signals()
     if linger["close_pipes"]:
         os.close(1)
         os.close(2)
@@ -524,13 +535,16 @@ def _linger(linger: dict[str, Any], log: CallLog) -> None:
     time.sleep(linger["seconds"])
 
 
+_LOGGED_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+
+
 def _install_signal_logging(log: CallLog) -> None:
     def on_signal(number: int, _frame: object) -> None:
         log.write("killed", 128 + number)
         _signal.signal(number, _signal.SIG_DFL)
         os.kill(os.getpid(), number)
 
-    for number in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+    for number in _LOGGED_SIGNALS:
         _signal.signal(number, on_signal)
 
 
