@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.catalog_parts import PARTS, in_part
 from tests.server.conftest import Server, start_server, stop_server
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog import Scenario, load_catalog
@@ -99,14 +100,30 @@ def _over_http(scenario: Scenario, engine: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_the_whole_catalog_over_http_gives_the_in_process_records(server: Server, engine: str) -> None:
-    catalog = tuple(scenario for scenario in load_catalog(ROOT / "scenarios") if _over_http(scenario, engine))
+def _over_http_in_parts() -> list[tuple[str, str]]:
+    catalog = load_catalog(ROOT / "scenarios")
+    return [
+        (engine, part)
+        for engine in ENGINES
+        for part in PARTS
+        if any(_over_http(scenario, engine) for scenario in in_part(catalog, part))
+    ]
+
+
+def test_codex_runs_every_golden_of_its_over_http() -> None:
+    planned = cases(tuple(s for s in load_catalog(ROOT / "scenarios") if _over_http(s, "codex")), ["codex"])
+    assert len(planned) == len(list(GOLDEN.glob("*.codex.json")))
+    assert {engine for engine, _ in _over_http_in_parts()} == set(ENGINES)
+
+
+@pytest.mark.parametrize(("engine", "part"), _over_http_in_parts())
+def test_the_whole_catalog_over_http_gives_the_in_process_records(
+    server: Server, engine: str, part: str
+) -> None:
+    catalog = tuple(s for s in in_part(load_catalog(ROOT / "scenarios"), part) if _over_http(s, engine))
     planned = cases(catalog, [engine])
     results = list(run_all(planned, target=http_target(server, hooks=True), jobs=2))
     assert len(results) == len(planned)
-    if engine in WHOLE_CATALOG_OVER_HTTP:
-        assert len(results) == len(list(GOLDEN.glob(f"*.{engine}.json")))
     problems = [
         f"{result.scenario_id} [{result.engine}]: {result.outcome}: {(result.message or ' ').splitlines()[0]}"
         for result in results

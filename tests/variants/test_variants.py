@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.catalog_parts import PARTS, in_part, part_of
 from tests.server.conftest import Server, start_server, stop_server
 from turngate.implementations.conforming_variants import (
     REFERENCE,
@@ -66,9 +67,10 @@ def test_there_are_at_least_six_conforming_variants() -> None:
 LIVE = ("ids-from-101",)
 
 
+@pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("name", LIVE)
-def test_a_conforming_variant_passes_the_whole_catalog_in_process(name: str) -> None:
-    planned = cases(CATALOG, [ENGINE_OF[name]])
+def test_a_conforming_variant_passes_the_whole_catalog_in_process(name: str, part: str) -> None:
+    planned = cases(in_part(CATALOG, part), [ENGINE_OF[name]])
     results = list(run_all(planned, target=parse_target(f"reference:{name}"), jobs=2))
     assert len(results) == len(planned)
     assert not wrong(results), "\n".join(wrong(results)[:10])
@@ -117,12 +119,18 @@ def one_engine_each(catalog: tuple[Any, ...]) -> list[tuple[Any, str]]:
     return planned
 
 
-def test_every_other_conforming_variant_passes_the_whole_catalog_shown_through_it() -> None:
+def test_the_variants_are_shown_runs_on_every_engine_of_the_spec() -> None:
+    assert {engine for _, engine in one_engine_each(CATALOG)} >= set(SPEC_ENGINES)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_other_conforming_variant_passes_the_whole_catalog_shown_through_it(part: str) -> None:
     """One run of the reference per scenario (the goldens pin it on every engine), shown through
     every variant and judged: a variant renames and hides, so the engine of the run matters little."""
     shown_by = [name for name in CONFORMING if name not in LIVE]
-    planned = one_engine_each(CATALOG)
-    assert {engine for _, engine in planned} >= set(SPEC_ENGINES)
+    planned = [
+        (scenario, engine) for scenario, engine in one_engine_each(CATALOG) if part_of(scenario) == part
+    ]
     problems, outcomes = [], {name: Counter[str]() for name in shown_by}
     for run in run_all(planned, target=parse_target("reference"), jobs=2):
         scenario = BY_ID[run.scenario_id]
@@ -198,14 +206,17 @@ def skill_runner_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
         stop_server(running)
 
 
-def test_the_skill_runner_variant_passes_the_whole_catalog_over_http(skill_runner_server: Server) -> None:
+@pytest.mark.parametrize("part", PARTS)
+def test_the_skill_runner_variant_passes_the_whole_catalog_over_http(
+    skill_runner_server: Server, part: str
+) -> None:
     server = skill_runner_server
     # Its operator declares what it shows: everything turngate serve's hooks offer, but no history.
     shown = sorted({"events", "http", "argv"} | HOOK_CAPABILITIES)
     options = http_options(
         server.target_fields(settle_timeout_sec=60, capabilities=shown), Path("target.yaml")
     )
-    planned = cases(CATALOG, ["codex"])
+    planned = cases(in_part(CATALOG, part), ["codex"])
     results = list(run_all(planned, target=Target(server.url, "http", http=options), jobs=2))
     assert len(results) == len(planned)
     assert not wrong(results), "\n".join(wrong(results)[:10])
