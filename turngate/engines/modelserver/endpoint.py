@@ -21,6 +21,7 @@ message says why, which the CLI prints.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shlex
 import socket
@@ -50,6 +51,7 @@ CUT_STYLES: Final = ("ended", "dropped")
 CutStyle = Literal["ended", "dropped"]
 FOLLOW_UP: Final = "Done."  # the model's answer after its StructuredOutput call
 WORKDIR_OUTPUTS: Final = ".turngate-tool-outputs"  # under the CLI's working directory (outputs_in_workdir)
+STOP_POLL_SEC: Final = 0.02  # how often the serving loop looks whether stop() was asked
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,10 @@ class ModelServer:
         server = _QuietServer((self.host, self.port), _handler_for(self))
         server.daemon_threads = True
         self._server = server
-        threading.Thread(target=server.serve_forever, name="turngate-modelserver", daemon=True).start()
+        # stop() waits for the loop to look at its flag again: every 0.5 s by default, half a second
+        # of every stop (a run of the catalog on a real CLI stops one server per case).
+        serve = functools.partial(server.serve_forever, poll_interval=STOP_POLL_SEC)
+        threading.Thread(target=serve, name="turngate-modelserver", daemon=True).start()
         return self
 
     def stop(self) -> None:
