@@ -6,14 +6,13 @@ case that sets no turn budget gives a real CLI the reference's own (120 s), not 
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.turngate_cli import in_process, turngate
+from tests.realengines.stand_in import run_with_stand_in
+from tests.turngate_cli import in_process
 from turngate.engines.real.caseengines import REAL_TURN_TIMEOUT_SEC
 from turngate.engines.real.lock import read_lock, select
 from turngate.engines.real.played import json_lines, not_played
@@ -126,22 +125,9 @@ def test_run_with_a_real_cli_slower_than_the_turn_budget_skips_the_case_saying_s
     tmp_path: Path, stand_in: str
 ) -> None:
     scenario = "engine-fault/failed-after-marker/opencode-loop"  # turn_timeout_sec: 1
-    (pin,) = select(read_lock(), ["opencode"])
-    cache = tmp_path / "cache"
-    executable = pin.executable(cache)
-    executable.parent.mkdir(parents=True)
     # Stands in for the npm-installed opencode: it never asks the model anything (a slow start).
-    executable.write_text(f"#!/bin/sh\n{stand_in}\n", encoding="utf-8")
-    executable.chmod(0o755)
-    report = tmp_path / "run.jsonl"
-    done = turngate(
-        *("run", "--engines", "real", "--engine", "opencode", "-k", scenario),
-        *("--report-json", str(report)),
-        cwd=tmp_path,
-        env={"TURNGATE_ENGINE_CACHE": str(cache), "PATH": os.environ["PATH"]},
-    )
+    done, case = run_with_stand_in(tmp_path, "opencode", scenario, stand_in)
     assert done.returncode == 5, done.stderr  # nothing verified: every case skipped
-    (case,) = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()][1:-1]
     assert case["outcome"] == "skipped"
     assert case["message"] == (
         "the real opencode did not play this script: stopped (signal 15) before the model server"

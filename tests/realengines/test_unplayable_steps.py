@@ -4,14 +4,12 @@ without a daemonised descendant anywhere)."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.turngate_cli import turngate
+from tests.realengines.stand_in import run_with_stand_in
 from turngate.engines.real.caseengines import RealEngines
 from turngate.engines.real.lock import read_lock, select
 from turngate.judge.catalog import load_catalog
@@ -48,23 +46,9 @@ def test_other_steps_the_server_used_to_drop_are_refused_by_name(scenario_id: st
 
 
 def test_run_with_real_engines_skips_the_detach_case_with_the_reason(tmp_path: Path) -> None:
-    (pin,) = select(read_lock(), ["codex"])
-    cache = tmp_path / "cache"
-    executable = pin.executable(cache)
-    executable.parent.mkdir(parents=True)
     # Stands in for the npm-installed codex: the case must be skipped before anything runs it.
-    executable.write_text("#!/bin/sh\necho 'the real codex was run' >&2\nexit 99\n", encoding="utf-8")
-    executable.chmod(0o755)
-    report = tmp_path / "run.jsonl"
-    done = turngate(
-        # No --real: the run's engines pick the pins, and only codex's is installed here.
-        *("run", "--engines", "real", "--engine", "codex", "-k", DETACH),
-        *("--report-json", str(report)),
-        cwd=tmp_path,
-        env={"TURNGATE_ENGINE_CACHE": str(cache), "PATH": os.environ["PATH"]},
-    )
+    done, case = run_with_stand_in(tmp_path, "codex", DETACH, "echo 'the real codex was run' >&2\nexit 99")
     assert done.returncode == 5, done.stderr  # nothing verified: every case skipped
-    (case,) = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()][1:-1]
     assert case["outcome"] == "skipped"
     assert case["message"] == (
         "the real codex cannot play this script: turn 1: step 'detach' shapes the engine's process,"
