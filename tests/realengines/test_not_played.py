@@ -13,9 +13,10 @@ import pytest
 
 from tests.realengines.stand_in import run_with_stand_in
 from tests.turngate_cli import in_process
+from turngate.base.json_lines import logged_objects
 from turngate.engines.real.caseengines import REAL_TURN_TIMEOUT_SEC
 from turngate.engines.real.lock import read_lock, select
-from turngate.engines.real.played import json_lines, not_played
+from turngate.engines.real.played import not_played
 from turngate.implementations.reference.lifecycle import EngineSetup
 from turngate.implementations.reference_connector import ReferenceConnector
 from turngate.judge.targets import Target
@@ -106,11 +107,11 @@ def test_fake_engines_and_probes_are_not_real_turns() -> None:
     assert not_played("kilo", SCRIPT, [fake, probe, other], []) is None
 
 
-def test_json_lines_passes_over_a_line_cut_off_and_one_still_being_written(tmp_path: Path) -> None:
+def test_logged_objects_passes_over_a_line_cut_off_and_one_still_being_written(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    assert json_lines(log) == []
+    assert logged_objects(log) == []
     log.write_text('{"a": 1}\n{"b": \n[1]\n{"c": 3}', encoding="utf-8")
-    assert json_lines(log) == [{"a": 1}]
+    assert logged_objects(log) == [{"a": 1}]
 
 
 @pytest.mark.parametrize(

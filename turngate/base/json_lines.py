@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -18,3 +19,16 @@ def json_objects(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
         if isinstance(item, dict):
             found.append(item)
     return found
+
+
+def logged_objects(log: Path, start: int = 0) -> list[dict[str, Any]]:
+    """The JSON objects of a log written a line at a time (a call log, the model server's log), from
+    byte ``start`` on; none when it does not exist. What follows the last newline is a line still
+    being written, and a line cut off by a killed writer is passed over."""
+    try:
+        with log.open("rb") as stream:
+            stream.seek(start)
+            data = stream.read()
+    except FileNotFoundError:
+        return []
+    return json_objects(data.decode("utf-8", "replace").split("\n")[:-1])

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from turngate.base.json_lines import logged_objects
 from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.problems import ScriptProblem
 from turngate.engines.modelserver.endpoint import ModelServer
 from turngate.engines.modelserver.rounds import playable, retry_limit
 from turngate.engines.real.lock import Pin
 from turngate.engines.real.npm_install import write_launchers
-from turngate.engines.real.played import json_lines, not_played
+from turngate.engines.real.played import not_played
 
 REQUEST_LOG: Final = "model-requests.jsonl"  # the case's model server log, in its folder
 # The turn budget the reference gives a real CLI in a case that sets none: the reference's own default
@@ -66,7 +67,7 @@ class RealEngines:
             compiled = normalise({"case": case, **script}, case)
         except ScriptProblem:
             return None  # unplayable() has refused it with the reason already
-        return not_played(engine, compiled, json_lines(call_log), json_lines(workdir / REQUEST_LOG))
+        return not_played(engine, compiled, logged_objects(call_log), logged_objects(workdir / REQUEST_LOG))
 
     def retries(self, case: str, script: Mapping[str, Any]) -> int:
         """The retry limit the CLIs get for this scenario script: its model_error steps' `retries`,

@@ -17,10 +17,8 @@ never exits: opencode asking the model again for ever after a cut stream).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from turngate.base.json_lines import json_objects
 from turngate.engines.modelserver.rounds import rounds_of
 
 
@@ -68,13 +66,3 @@ def not_played(
         if reached < rounds:
             return f"{stopped} in turn {turn} after the model server answered round {reached} of {rounds}"
     return None
-
-
-def json_lines(log: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a log written a line at a time (a call log, the model server's log); none
-    when it does not exist, and a line that is not one (cut off by a killed writer) is passed over."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    return json_objects(text.split("\n")[:-1])  # what follows the last newline is still being written

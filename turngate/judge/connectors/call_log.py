@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from turngate.base.json_lines import json_objects
+from turngate.base.json_lines import logged_objects
 from turngate.engines.fake.calllog import STARTED_SUFFIX
 
 # How long a judge waits, once a run has ended, for its engines' calls still to be written: a server
@@ -33,12 +33,7 @@ def log_mark(log: Path) -> int:
 
 def calls_since(log: Path, mark: int) -> list[dict[str, Any]]:
     """The calls written to ``log`` past byte ``mark``, in order; none when there is no log."""
-    if not log.exists():
-        return []
-    with log.open("rb") as stream:
-        stream.seek(mark)
-        lines = stream.read().decode("utf-8", "replace").split("\n")
-    return json_objects(lines[:-1])  # what follows the last "\n" is a line still being written
+    return logged_objects(log, mark)
 
 
 @dataclass(frozen=True, slots=True)
