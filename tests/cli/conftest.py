@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,25 @@ def implementer_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[
         cwd=folder,
         env=env,
     )
+
+
+@dataclass(frozen=True)
+class UsageRun:
+    status: int
+    stdout: str
+    stderr: str
+
+
+def implementer_pytest_here(folder: Path, capsys: pytest.CaptureFixture[str], *args: str) -> UsageRun:
+    """``pytest ARGS`` run in this process, in ``folder``, for a run that ends before any case does (a
+    usage error), where a fresh interpreter's start is nearly all of the time. Not through pytester:
+    it takes the modules a run imports out of ``sys.modules`` afterwards, and a later test's
+    ``except`` then meets an exception class imported anew (httpx's, the connectors')."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key in [key for key in os.environ if key.startswith("PYTEST_")]:
+            patch.delenv(key)
+        patch.chdir(folder)
+        capsys.readouterr()
+        status = pytest.main(["-p", "no:randomly", "-p", "no:hypothesispytest", *args])
+        said = capsys.readouterr()
+    return UsageRun(int(status), said.out, said.err)

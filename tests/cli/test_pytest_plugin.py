@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest
+from tests.cli.conftest import BROKEN, HERE, ONE, implementer_pytest, implementer_pytest_here
 from turngate.judge.catalog import CATALOG_DIR, ENGINES, load_catalog
 
 # The four max-attempt scenarios this file was written for (the catalog has more that say max-attempt).
@@ -231,15 +231,26 @@ TARGET = "--turngate-target"
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_the_plugins_option(
-    tmp_path: Path, args: tuple[str, ...], said: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], said: str
 ) -> None:
-    """One line, exit 4, before any case: each problem names the option of the plugin it is about."""
+    """One line, exit 4, before any case: each problem names the option of the plugin it is about.
+    (In this process: test_a_usage_error_is_the_same_in_a_process_of_its_own runs one as a process.)"""
     (tmp_path / "t.yaml").write_text("base_url: http://127.0.0.1:9\nscripts_dir: .\n", encoding="utf-8")
     shipped = tmp_path / f"mine/{ONE}.yaml"  # the same path in its folder: the same ID
     shipped.parent.mkdir(parents=True)
     shipped.write_text((CATALOG_DIR / f"{ONE}.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    done = implementer_pytest(tmp_path, *args, "-p", "no:cacheprovider")
-    assert done.returncode == 4, done.stdout + done.stderr
+    done = implementer_pytest_here(tmp_path, capsys, *args, "-p", "no:cacheprovider")
+    assert done.status == 4, done.stdout + done.stderr
     assert done.stderr.startswith(f"ERROR: turngate: {said}"), done.stderr
     assert done.stderr.strip().count("\n") == 0, done.stderr
     assert not RUNS_OPTIONS.search(done.stderr), done.stderr
+
+
+def test_a_usage_error_is_the_same_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """What an implementer sees: the usage error of a real pytest process, its stream and status."""
+    done = implementer_pytest(
+        tmp_path, TARGET, "reference", "--turngate-engine", "codx", "-p", "no:cacheprovider"
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stderr.startswith("ERROR: turngate: --turngate-engine: 'codx': known: codex,"), done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr

@@ -7,6 +7,7 @@ folder). ``protocol`` and ``engines`` are siblings: neither imports the other.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,21 +48,31 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def arrows() -> Iterator[Arrow]:
-    known = modules()
+@functools.cache  # the source does not change while the tests run; each test reads the same graph
+def arrows() -> tuple[Arrow, ...]:
+    return tuple(_arrows(modules()))
+
+
+def _imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Each import statement, and whether it sits inside a function (lazy), in one walk."""
+    found = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, lazy = pending.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append((node, lazy))
+        inner = lazy or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))
+
+
+def _arrows(known: dict[str, Path]) -> Iterator[Arrow]:
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        lazy_nodes = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            for inner in ast.walk(node)
-        }
-        for node in ast.walk(tree):
+        for node, lazy in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 base = node.module or ""
                 if node.level:
                     anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -71,19 +82,17 @@ def arrows() -> Iterator[Arrow]:
                     f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                     for alias in node.names
                 ]
-            else:
-                continue
             for target in dict.fromkeys(targets):
                 if target not in known or target == name:
                     continue
-                yield Arrow(name, target, node.lineno, id(node) in lazy_nodes)
+                yield Arrow(name, target, node.lineno, lazy)
                 # importing a.b.c runs a/b/__init__.py first: an arrow to each package on the way,
                 # except those the importing module sits in (already running by then)
                 parts = target.split(".")
                 for size in range(2, len(parts)):
                     parent = ".".join(parts[:size])
                     if parent in known and not (name + ".").startswith(parent + "."):
-                        yield Arrow(name, parent, node.lineno, id(node) in lazy_nodes)
+                        yield Arrow(name, parent, node.lineno, lazy)
 
 
 def folder(module: str) -> str:

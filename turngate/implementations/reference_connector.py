@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from turngate.implementations.conforming_variants import REFERENCE, Variant, variant_observation
 from turngate.implementations.reference.audit import audit_run
@@ -38,6 +39,8 @@ class ReferenceConnector:
         self._orchestrator: Orchestrator | None = None
         self._clock = ManualClock()
         self._run_id: str | None = None
+        # the output schema of each skill folder the audit read: every observation audits its run
+        self._output_schemas: dict[str, Mapping[str, Any] | None] = {}
 
     # Actions -----------------------------------------------------------------------------
 
@@ -149,7 +152,9 @@ class ReferenceConnector:
 
     def _audit(self, run: RunRecord) -> list[dict[str, object]]:
         """The after-the-fact audit of each finished turn next to the live gate's (Decision 3.1)."""
-        skill = load_skill(Path(run.request["skill_dir"]))
+        skill_dir = str(run.request["skill_dir"])
+        if skill_dir not in self._output_schemas:
+            self._output_schemas[skill_dir] = load_skill(Path(skill_dir)).output_schema
         return [
             {
                 "attempt": item.attempt_number,
@@ -157,7 +162,7 @@ class ReferenceConnector:
                 "completion": item.completion,
                 "agrees_with_gate": item.agrees_with_gate,
             }
-            for item in audit_run(self._live.store, run.run_id, output_schema=skill.output_schema)
+            for item in audit_run(self._live.store, run.run_id, output_schema=self._output_schemas[skill_dir])
         ]
 
     def _open(self) -> None:

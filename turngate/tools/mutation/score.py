@@ -7,6 +7,7 @@ difference there would not be the sentence the mutant breaks.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +47,14 @@ def sentence_registry() -> dict[str, Mapping[str, Any]]:
 
 def cited_sentences(scenario: Scenario) -> frozenset[str]:
     """The sentence IDs a scenario's checks name as their authority (its ``by:`` maps, anywhere)."""
+    stat = scenario.path.stat()
+    return _cited_in(scenario.path, stat.st_mtime_ns, stat.st_size)
+
+
+# A score asks each scenario once per mutant (eighty times a catalog): each file is read once per
+# version of it, its modification time and size telling a changed file from the one read.
+@functools.lru_cache(maxsize=4096)
+def _cited_in(path: Path, _mtime_ns: int, _size: int) -> frozenset[str]:
     found: set[str] = set()
 
     def walk(value: Any) -> None:
@@ -60,7 +69,7 @@ def cited_sentences(scenario: Scenario) -> frozenset[str]:
                 for item in value:
                     walk(item)
 
-    walk(load_data(scenario.path.read_text(encoding="utf-8")))
+    walk(load_data(path.read_text(encoding="utf-8")))
     return frozenset(found)
 
 
