@@ -390,25 +390,6 @@ def _reply_printed_after_thinking(context: TurnContext) -> bool:
     )
 
 
-CLAUDE_NO_VISIBLE_OUTPUT: Final = (
-    "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
-)
-
-
-def _claude_asked_again(context: TurnContext) -> bool:
-    """The real stdout's one synthetic user message is claude's request to go on after an empty answer."""
-    synthetic = [
-        event
-        for event in _json_lines(context.real_stdout)
-        if event.get("type") == "user" and event.get("isSynthetic") is True
-    ]
-    if len(synthetic) != 1:
-        return False
-    message = synthetic[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return content == [{"type": "text", "text": CLAUDE_NO_VISIBLE_OUTPUT}]
-
-
 def _qwen_retried(context: TurnContext) -> bool:
     """Every system event of the real stdout but the init is a provider retry (no schedule)."""
     systems = [event for event in _json_lines(context.real_stdout) if event.get("type") == "system"]
@@ -935,19 +916,6 @@ VARIANTS += (
         requires="the real `result` has `is_error: true`",
     ),
     Variant(
-        "claude-asks-again-after-an-empty-answer",
-        ("claude",),
-        "empty-answer-turn",
-        (Excuse("stdout: only in real: user"),),
-        "a model answer with nothing in it (a script's turn that ends after a tool call) makes claude ask"
-        " again with a synthetic user message it prints (`isSynthetic`); a real model does not answer"
-        " empty, and the fake ends the turn there",
-        "live fidelity run of 2026-11-25, design/decision-5/backend-pending-baseline (claude), turn 3",
-        holds=_claude_asked_again,
-        requires="the real stdout has exactly one synthetic user message, and it is claude's request to"
-        " go on",
-    ),
-    Variant(
         "qwen-retries-an-empty-answer",
         ("qwen",),
         "empty-answer-turn",
@@ -1143,6 +1111,150 @@ VARIANTS += (
         " (docs/fake-engines.md), and the model server answers every error step with a 400: exactly"
         " the headers it sends",
         "corpus/kilo/real-7.7.7-error/stdout (and 7.7.2's), error.data",
+    ),
+)
+
+
+# claude's dropped connections (the hazard captures of 2026-11-25): the fake plays the form in which
+# every attempt's connection was lost; in other runs claude took some attempts for an ended cut.
+CLAUDE_CUT_GO_ON: Final = (
+    "Your response above was cut off mid-stream. Resume directly from where it stops — no apology,"
+    " no recap. If none of it survived, answer the request from the start."
+)
+CLAUDE_CONNECTION_LOST: Final = (
+    "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."
+)
+_CLAUDE_SYNTHETIC_KEYS: Final = (
+    "error, is_api_error_message, message.container, message.diagnostics, message.stop_details,"
+    " message.usage.cache_creation.ephemeral_1h_input_tokens,"
+    " message.usage.cache_creation.ephemeral_5m_input_tokens, message.usage.fallback_credit,"
+    " message.usage.inference_geo, message.usage.iterations, message.usage.output_tokens_details,"
+    " message.usage.server_tool_use.web_fetch_requests, message.usage.server_tool_use.web_search_requests,"
+    " message.usage.service_tier, message.usage.speed"
+)
+# The flattened keys (shapes.events) of each line such a turn prints between its init and its result
+# (corpus/claude/real-2.1.331-hazard-drop/stdout, real-2.1.326-hazard-drop-retried/stdout).
+_CLAUDE_MESSAGE_KEYS: Final = frozenset(
+    {"parent_tool_use_id", "session_id", "timestamp", "type", "uuid", "message.content"}
+    | {f"message.content[].{key}" for key in ("text", "type")}
+)
+_CLAUDE_ANSWER_KEYS: Final = _CLAUDE_MESSAGE_KEYS | {
+    f"message.{key}"
+    for key in (
+        "context_management",
+        "id",
+        "model",
+        "role",
+        "stop_reason",
+        "stop_sequence",
+        "type",
+        "usage.cache_creation_input_tokens",
+        "usage.cache_read_input_tokens",
+        "usage.input_tokens",
+        "usage.output_tokens",
+    )
+}
+_CLAUDE_LOST_KEYS: Final = _CLAUDE_ANSWER_KEYS | {"api_error", *_CLAUDE_SYNTHETIC_KEYS.split(", ")}
+_CLAUDE_GO_ON_KEYS: Final = _CLAUDE_MESSAGE_KEYS | {"isSynthetic", "message.role"}
+_CLAUDE_RETRY_KEYS: Final = frozenset(
+    {
+        "attempt",
+        "error",
+        "error_status",
+        "max_retries",
+        "retry_delay_ms",
+        "session_id",
+        "subtype",
+        "type",
+        "uuid",
+    }
+)
+
+
+def _claude_drop_taken_for_a_cut(context: TurnContext) -> bool:
+    """The real stdout is claude's dropped-connection turn with some attempts taken for an ended cut:
+    between its init and its `result` only dropped-connection retries (`api_retry`, no status, error
+    `unknown`), answers each followed by claude's go-on message (every answer the same blocks, text
+    only, the script's last answer carrying text), at least one go-on message, and last the synthetic
+    ECONNRESET failure; every line with exactly the keys those lines were seen with."""
+    lines = _json_lines(context.real_stdout)
+    shapes = events(context.real_stdout)
+    if len(lines) != len(shapes) or len(lines) < 4 or not context.facts.last_answer_text:
+        return False
+    first, lost, result = lines[0], lines[-2], lines[-1]
+    if (first.get("type"), first.get("subtype"), result.get("type")) != ("system", "init", "result"):
+        return False
+    lost_message = lost.get("message")
+    if not (
+        set(shapes[-2][1]) == _CLAUDE_LOST_KEYS
+        and lost.get("type") == "assistant"
+        and lost.get("is_api_error_message") is True
+        and lost.get("api_error") == "connection_failed"
+        and isinstance(lost_message, dict)
+        and lost_message.get("content") == [{"type": "text", "text": CLAUDE_CONNECTION_LOST}]
+    ):
+        return False
+    answers: list[Any] = []  # the content of each answer, in order
+    pending: list[Any] = []  # the blocks of the answer printed since the last go-on message
+    go_ons = 0
+    for line, (_, shape) in zip(lines[1:-2], shapes[1:-2], strict=True):
+        keys = set(shape)
+        message = line.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if line.get("type") == "system" and not pending:
+            if keys != _CLAUDE_RETRY_KEYS or line.get("subtype") != "api_retry":
+                return False
+            if line.get("error_status") is not None or line.get("error") != "unknown":
+                return False
+        elif line.get("type") == "assistant" and keys == _CLAUDE_ANSWER_KEYS and isinstance(content, list):
+            if not content or any(not isinstance(b, dict) or b.get("type") != "text" for b in content):
+                return False
+            if not all(isinstance(b.get("text"), str) and b["text"] for b in content):
+                return False
+            pending += content
+        elif line.get("type") == "user" and keys == _CLAUDE_GO_ON_KEYS and pending:
+            if line.get("isSynthetic") is not True:
+                return False
+            if content != [{"type": "text", "text": CLAUDE_CUT_GO_ON}]:
+                return False
+            answers.append(pending)
+            pending = []
+            go_ons += 1
+        else:
+            return False
+    return go_ons > 0 and not pending and all(answer == answers[0] for answer in answers)
+
+
+VARIANTS += (
+    Variant(
+        "claude-drop-taken-for-a-cut",
+        ("claude",),
+        "drop-turn",
+        (
+            Excuse("stdout: only in real: assistant"),
+            Excuse("stdout: only in real: user"),
+            Excuse("stdout: only in real: system"),
+            # the first answer lined up with the fake's failure line (the same label): the keys of
+            # the synthetic failure an answer lacks, and its two stop fields
+            Excuse("stdout: assistant: keys only in fake: api_error, " + _CLAUDE_SYNTHETIC_KEYS),
+            Excuse("stdout: assistant: message.stop_reason: real null, fake str"),
+            Excuse("stdout: assistant: message.stop_sequence: real null, fake str"),
+        ),
+        "a connection dropped mid-body is not handled the same way from one run to the next by claude"
+        " (2.1.326 and 2.1.331 alike): an attempt may fail with ECONNRESET (retried, or the turn fails)"
+        " or be taken for an answer whose body ended (the answer printed, then claude's go-on message and"
+        " a new request); the fake plays every attempt lost (retries, then the ECONNRESET failure), the"
+        " form of the other runs. Only those answers, go-on messages and retries: the turn's end is the"
+        " same ECONNRESET failure",
+        "corpus/claude/real-2.1.331-hazard-drop/stdout (two answers taken for cuts, then ECONNRESET) and"
+        " real-2.1.326-hazard-drop-retried/stdout (two retries, an answer and a go-on, two retries,"
+        " ECONNRESET) against real-2.1.326-hazard-drop and real-2.1.331-hazard-drop-retried (every"
+        " attempt lost, as the fake plays them)",
+        holds=_claude_drop_taken_for_a_cut,
+        requires="between the init and the `result`: only dropped-connection `api_retry` lines,"
+        " answers (text blocks, the same each time) each followed by claude's go-on message (at least"
+        " one), and last the synthetic ECONNRESET failure, each line with exactly the keys it was seen"
+        " with; the script's last answer carries text",
     ),
 )
 
