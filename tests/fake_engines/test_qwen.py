@@ -254,6 +254,8 @@ def test_a_rate_limit_is_retried_on_the_schedule_the_settings_give(bench: Engine
     assert kinds(fake) == kinds(real)
     assert _data(fake) == _data(real)
     assert played.err.splitlines() == real_err
+    assert fake[-2]["message"]["content"] == real[-2]["message"]["content"]  # qwen's advice under it
+    assert fake[-1]["error"] == real[-1]["error"]
 
 
 def test_the_workspace_settings_win_and_a_bad_value_leaves_the_default(bench: EngineBench) -> None:

@@ -42,6 +42,11 @@ YOLO_WARNING = (
     " Linux or a supported legacy sandbox via --sandbox / QWEN_SANDBOX, or set"
     " QWEN_CODE_SUPPRESS_YOLO_WARNING=1 to silence this notice."
 )
+# What qwen adds under a rate limit's `[API Error: 429 …]` once it gives up (not in its retry notices):
+# corpus/qwen/real-0.24.4-hazard-429.
+RATE_LIMIT_ADVICE = (
+    "Possible quota limitations in place or slow response times detected. Please wait and try again later."
+)
 # A connection dropped mid-body (corpus/qwen/real-0.24.4-hazard-drop*, and the research capture
 # tests/data/real-captures/qwen/hazard-cut, whose server dropped it too).
 STREAM_DROPPED = "terminated (cause: UND_ERR_SOCKET: other side closed)"
@@ -310,7 +315,7 @@ class QwenStream(MessageStream):
         ]
 
     def api_error(self, message: str, code: Any) -> list[tuple[int, bytes]]:
-        text = f"[API Error: {_with_code(code, message)}]"
+        text = _failure_text(code, message)
         self.errors[-1:] = [text]
         return [self._assistant({"type": "text", "text": text}, spent=False)]
 
@@ -355,7 +360,7 @@ class QwenStream(MessageStream):
                     lines += self._provider_retry()
             if recovers:
                 return lines, RECOVERED
-            text = f"[API Error: {_with_code(spec['status'], message)}]"
+            text = _failure_text(spec["status"], message)
         self.errors.append(text)
         lines.append(self._assistant({"type": "text", "text": text}, spent=False))
         lines.append(self.error_result_event(text))
@@ -408,6 +413,12 @@ class QwenStream(MessageStream):
                 error={"message": message},
             )
         )
+
+
+def _failure_text(code: Any, message: str) -> str:
+    """The text of a request qwen gave up on: `[API Error: …]`, with its advice under a 429."""
+    text = f"[API Error: {_with_code(code, message)}]"
+    return f"{text}\n{RATE_LIMIT_ADVICE}" if code == 429 and not isinstance(code, bool) else text
 
 
 def _with_code(code: Any, message: str) -> str:
