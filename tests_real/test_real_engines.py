@@ -60,7 +60,7 @@ def test_every_real_engine_plays_every_fidelity_script_offline_to_its_end(
 def test_every_difference_from_the_fake_is_a_named_variant(
     pin: Pin, script: Script, tmp_path: Path, cache: Path
 ) -> None:
-    from turngate.tools.realengines.fidelity import compare_script, fake_environment
+    from turngate.tools.realengines.fidelity import compare_script, fake_environment, script_retries
 
     installed(pin)
     scripts = tmp_path / "scripts"
@@ -83,7 +83,7 @@ def test_every_difference_from_the_fake_is_a_named_variant(
             }
             if side == "fake":
                 env["TURNGATE_SCRIPTS"] = str(scripts)
-                env.update(fake_environment(pin.engine, pin.version, tmp_path / side))
+                env.update(fake_environment(pin.engine, pin.version, tmp_path / side, script_retries(script)))
             sides[side] = play(pin.engine, mode, script, tmp_path / side, cwd, env)
     found = compare_script(pin.engine, pin.version, mode, script, sides["real"], sides["fake"])
     unexplained = [difference.text for difference in found if difference.variant is None]

@@ -9,6 +9,9 @@ left out of the comparison and the fake does not print it.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import EngineBench
@@ -92,7 +95,9 @@ def test_an_api_error_is_an_assistant_text_then_a_failed_result(bench: EngineBen
     ("name", "spec"),
     [
         ("hazard-500", {"status": 500, "retries": 3, "message": "turngate hazard 500"}),
-        ("hazard-cut", {"cut": True, "retries": 2}),
+        # the research server dropped the connection mid-body: qwen's dropped form (two provider
+        # retries whatever the limit, `terminated`)
+        ("hazard-cut", {"cut": True, "dropped": True, "retries": 2}),
     ],
 )
 def test_a_failed_model_request_after_retries(bench: EngineBench, name: str, spec: dict[str, object]) -> None:
@@ -213,3 +218,143 @@ def test_a_failed_result_counts_the_answers_before_it(bench: EngineBench) -> Non
     usage = played.json_lines()[-1]["usage"]
     assert list(usage) == ["input_tokens", "output_tokens", "cache_read_input_tokens", "total_tokens"]
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "qwen"
+HAZARD_ARGV = ["--output-format", "stream-json", "--approval-mode", "yolo", "-p", "tg-case-hazard"]
+LAUNCHER_SETTINGS = {"maxRetries": 2, "retryInitialDelayMs": 1000, "retryMaxDelayMs": 2000}
+
+
+def _settings(folder: Path, generation: object) -> None:
+    (folder / ".qwen").mkdir(parents=True, exist_ok=True)
+    document = {"model": {"name": "scripted", "generationConfig": generation}}
+    (folder / ".qwen" / "settings.json").write_text(json.dumps(document), encoding="utf-8")
+
+
+def _corpus(name: str) -> tuple[list[dict[str, object]], list[str]]:
+    folder = CORPUS / f"real-0.24.4-{name}"
+    lines = [json.loads(line) for line in (folder / "stdout").read_text(encoding="utf-8").splitlines()]
+    stderr = (folder / "stderr").read_text(encoding="utf-8").splitlines()
+    return lines, [line for line in stderr if not line.startswith("Ripgrep not available")]
+
+
+def _data(lines: list[dict[str, object]]) -> list[object]:
+    return [line["data"] for line in lines if line["type"] == "system" and line.get("subtype") == "retry"]
+
+
+def test_a_rate_limit_is_retried_on_the_schedule_the_settings_give(bench: EngineBench) -> None:
+    """corpus/qwen/real-0.24.4-hazard-429: the launcher's ~/.qwen/settings.json (retry limit 2, 1 s
+    first, 2 s at most); each announced retry is followed by a provider retry, the last one too."""
+    _settings(bench.root / "home", LAUNCHER_SETTINGS)
+    bench.case("hazard", turns=[{"steps": [{"model_error": {"status": 429, "retries": 2}}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    real, real_err = _corpus("hazard-429")
+    fake = played.json_lines()
+    assert played.returncode == 1
+    assert kinds(fake) == kinds(real)
+    assert _data(fake) == _data(real)
+    assert played.err.splitlines() == real_err
+    assert fake[-2]["message"]["content"] == real[-2]["message"]["content"]  # qwen's advice under it
+    assert fake[-1]["error"] == real[-1]["error"]
+
+
+def test_the_workspace_settings_win_and_a_bad_value_leaves_the_default(bench: EngineBench) -> None:
+    _settings(bench.root / "home", {"maxRetries": 3, "retryInitialDelayMs": "fast", "retryMaxDelayMs": 2000})
+    _settings(bench.workdir, {"maxRetries": True, "retryInitialDelayMs": 500})
+    bench.case("hazard", turns=[{"steps": [{"model_error": {"status": 429, "retries": 3}}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    notices = [line for line in played.err.splitlines() if line.startswith("Retrying in")]
+    assert notices == [
+        "Retrying in 1s (attempt 1/3): [API Error: 429 Too Many Requests]",  # 500 ms, rounded
+        "Retrying in 1s (attempt 2/3): [API Error: 429 Too Many Requests]",
+        "Retrying in 2s (attempt 3/3): [API Error: 429 Too Many Requests]",
+    ]
+    assert [data["delayMs"] for data in _data(played.json_lines()) if "delayMs" in data] == [500, 1000, 2000]
+
+
+@pytest.mark.parametrize("settings", ["{not json", "[]", '{"model": {"generationConfig": null}}'])
+def test_unreadable_settings_leave_qwens_defaults(bench: EngineBench, settings: str) -> None:
+    (bench.root / "home" / ".qwen").mkdir(parents=True)
+    (bench.root / "home" / ".qwen" / "settings.json").write_text(settings, encoding="utf-8")
+    bench.case("hazard", turns=[{"steps": [{"model_error": {"status": 429, "retries": 4}}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    assert played.returncode == 1
+    assert [line.split(":")[0] for line in played.err.splitlines() if line.startswith("Retrying in")] == [
+        "Retrying in 60s (attempt 1/10)",
+        "Retrying in 120s (attempt 2/10)",
+        "Retrying in 240s (attempt 3/10)",
+        "Retrying in 300s (attempt 4/10)",
+    ]
+
+
+def test_a_rate_limit_outlasting_the_retry_limit_fails_even_if_the_script_recovers(
+    bench: EngineBench,
+) -> None:
+    _settings(bench.root / "home", LAUNCHER_SETTINGS)
+    spec = {"status": 429, "retries": 3, "recovers": True}
+    bench.case("hazard", turns=[{"steps": [{"model_error": spec}, {"say": MARKER}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    assert played.returncode == 1
+    assert len([line for line in played.err.splitlines() if line.startswith("Retrying in")]) == 2
+    assert MARKER not in played.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("name", "spec"),
+    [
+        ("hazard-cut", {"cut": True}),
+        ("hazard-cut-retried", {"cut": True, "retries": 2}),
+        ("hazard-drop", {"cut": True, "dropped": True}),
+        ("hazard-drop-retried", {"cut": True, "dropped": True, "retries": 2}),
+    ],
+)
+def test_a_cut_answer_is_never_printed_and_asked_again_as_qwen_does(
+    bench: EngineBench, name: str, spec: dict[str, object]
+) -> None:
+    """corpus/qwen/real-0.24.4-hazard-cut*, -drop*: 8 provider retries for a body that ends without its
+    end-of-answer event, 2 for a dropped connection, whatever the retry limit; then the failure."""
+    _settings(bench.root / "home", {**LAUNCHER_SETTINGS, "maxRetries": spec.get("retries", 0)})
+    bench.case("hazard", turns=[{"steps": [{"say": MARKER}, {"model_error": spec}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    real, real_err = _corpus(name)
+    fake = played.json_lines()
+    assert played.returncode == 1
+    assert kinds(fake) == kinds(real)
+    assert [list(line) for line in fake] == [list(line) for line in real]
+    assert (
+        fake[-1]["usage"]
+        == real[-1]["usage"]
+        == {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+    )
+    assert fake[-2]["message"]["content"] == real[-2]["message"]["content"]
+    assert played.err.splitlines() == real_err
+
+
+@pytest.mark.parametrize("dropped", [False, True])
+def test_a_cut_that_a_retry_recovers_prints_the_answer_once_after_the_retries(
+    bench: EngineBench, dropped: bool
+) -> None:
+    spec = {"cut": True, "retries": 1, "recovers": True, **({"dropped": True} if dropped else {})}
+    bench.case("hazard", turns=[{"steps": [{"think": "Greet."}, {"say": MARKER}, {"model_error": spec}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    assert played.returncode == 0
+    assert kinds(played.json_lines())[2:] == [
+        "system/retry",
+        "assistant:thinking",
+        "assistant:text",
+        "result",
+    ]
+    assert played.json_lines()[-1]["result"] == MARKER
+
+
+def test_a_cut_that_outlasts_qwens_retries_fails_even_if_the_script_recovers(bench: EngineBench) -> None:
+    spec = {"cut": True, "dropped": True, "retries": 3, "recovers": True}
+    bench.case("hazard", turns=[{"steps": [{"say": MARKER}, {"model_error": spec}]}])
+    played = bench.run("qwen", HAZARD_ARGV)
+    assert played.returncode == 1
+    assert kinds(played.json_lines())[2:] == ["system/retry"] * 2 + ["assistant:text", "result"]
+    assert MARKER not in played.stdout.decode()

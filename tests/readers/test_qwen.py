@@ -114,6 +114,24 @@ def test_an_api_error_text_is_an_error_not_a_reply() -> None:
     assert transcript.assistant_messages() == ()
 
 
+def test_a_rate_limits_api_error_text_with_qwens_advice_is_an_error_not_a_reply() -> None:
+    # corpus/qwen/real-0.24.4-hazard-429: the advice under the error, in the text and the result
+    text = (
+        "[API Error: 429 Too Many Requests]\nPossible quota limitations in place or slow response times"
+        " detected. Please wait and try again later."
+    )
+    lines = [INIT, GOAL, assistant({"type": "text", "text": text}), failed(text)]
+    transcript = qwen.read(stream(*lines))
+    assert transcript.assistant_messages() == ()
+    assert [event.message for event in transcript.events if isinstance(event, EngineError)] == [text, text]
+
+
+def test_a_text_with_more_after_an_api_error_line_is_a_reply() -> None:
+    text = "[API Error: 429 Too Many Requests]\nSomething the model wrote."
+    lines = [INIT, assistant({"type": "text", "text": text}), result(text)]
+    assert qwen.read(stream(*lines)).assistant_messages() == (text,)
+
+
 def test_retries_are_transient_errors() -> None:
     scheduled = (
         f'{{"type":"system","subtype":"retry","uuid":"u","session_id":"{S}","parent_tool_use_id":null,'

@@ -185,13 +185,15 @@ def unplayable_reason(script: Script) -> str | None:
 # Playing -------------------------------------------------------------------------------------------
 
 
-def fake_environment(engine: str, version: str, home: Path) -> dict[str, str]:
+def fake_environment(engine: str, version: str, home: Path, retries: int | None = None) -> dict[str, str]:
     """What the fake of ``engine`` gets so that it plays the pinned build under the configuration the
     real launcher gives the real CLI (turngate/engines/real/launch.py): the build emulated
-    (TURNGATE_EMULATE, where the fake knows it), and claude's user settings (the launcher's
-    `permissions.defaultMode: bypassPermissions`, which claude's stream shows)."""
+    (TURNGATE_EMULATE, where the fake knows it), claude's user settings (the launcher's
+    `permissions.defaultMode: bypassPermissions`, which claude's stream shows), and qwen's user
+    settings (the launcher's retry limit and delays, which qwen's retry lines show). ``retries`` is
+    the retry limit the launcher gets (``script_retries``; None: the launcher's default)."""
     from turngate.engines.fake.argv import claude, codex
-    from turngate.engines.real.launch import claude_settings
+    from turngate.engines.real.launch import DEFAULT_RETRIES, claude_settings, qwen_settings
 
     env: dict[str, str] = {}
     known = {"codex": tuple(codex.EMULATED_VERSIONS), "claude": tuple(claude.EMULATED_VERSIONS)}
@@ -202,7 +204,20 @@ def fake_environment(engine: str, version: str, home: Path) -> dict[str, str]:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "settings.json").write_text(json.dumps(claude_settings(), indent=2), encoding="utf-8")
         env["CLAUDE_CONFIG_DIR"] = str(folder)
+    if engine == "qwen":
+        folder = home / ".qwen"
+        folder.mkdir(parents=True, exist_ok=True)
+        limit = DEFAULT_RETRIES["qwen"] if retries is None else retries
+        (folder / "settings.json").write_text(json.dumps(qwen_settings(limit), indent=2), encoding="utf-8")
     return env
+
+
+def script_retries(script: Script) -> int:
+    """The retry limit a real CLI's launcher gets to play ``script`` (its model_error `retries`)."""
+    try:
+        return retry_limit(normalise(dict(script.document), script.case))
+    except ScriptProblem:
+        return 0
 
 
 def play(
@@ -221,11 +236,7 @@ def play(
     CLI's name (codex's ``-c key=value``)."""
     outputs: list[TurnOutput] = []
     session: str | None = None
-    try:
-        retries = retry_limit(normalise(dict(script.document), script.case))
-    except ScriptProblem:
-        retries = 0
-    env = {**env, RETRIES_VARIABLE: str(retries)}
+    env = {**env, RETRIES_VARIABLE: str(script_retries(script))}
     prepare_run(engine, cwd)
     for number in range(len(script.document["turns"])):
         prompt = FIRST_PROMPT.format(case=script.case) if number == 0 else REPLY
@@ -408,7 +419,8 @@ def _run_pin(
                 }
                 if side == "fake":
                     env["TURNGATE_SCRIPTS"] = str(root / "scripts")
-                    env.update(fake_environment(pin.engine, pin.version, where / side / "home"))
+                    home = where / side / "home"
+                    env.update(fake_environment(pin.engine, pin.version, home, script_retries(script)))
                 outputs = play(pin.engine, mode, script, real_bin if side == "real" else fake_bin, cwd, env)
                 sides[side] = outputs
                 keep_turns(where / side, outputs)

@@ -41,6 +41,7 @@ from turngate.tools.realengines.fidelity import (
     drift_compare,
     fake_environment,
     play,
+    script_retries,
 )
 from turngate.tools.realengines.variants import VARIANTS, Variant
 
@@ -200,7 +201,7 @@ class FakePlayer:
             "TURNGATE_STATE": str(where / "state"),
             "TURNGATE_SCRIPTS": str(self.root / "scripts"),
         }
-        env.update(fake_environment(engine, version, where / "home"))
+        env.update(fake_environment(engine, version, where / "home", script_retries(script)))
         return play(engine, mode, script, self.root / "bin", cwd, env)
 
     def _shared_turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:

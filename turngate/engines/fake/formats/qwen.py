@@ -6,7 +6,9 @@ the init event's `uuid` is the session id; a stray `stream_event` (`goal_state`)
 it in a process's first turn; each content block is an `assistant` event of its own,
 with a new id per block; a `result` echoes the last assistant message's text. A failed
 request is the assistant text `[API Error: …]` and a `result` `error_during_execution`,
-exit 1; retries are `system/retry` lines and `Retrying …` lines on stderr. Every turn
+exit 1; retries are `system/retry` lines and `Retrying …` lines on stderr, a rate limit's on the
+schedule the settings give (`model.generationConfig`: `maxRetries`, `retryInitialDelayMs`,
+`retryMaxDelayMs` of `~/.qwen/settings.json`, then of the workspace's `.qwen/settings.json`). Every turn
 of a `--approval-mode yolo` process warns on stderr first (unless
 `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`).
 
@@ -17,9 +19,16 @@ for any engine.
 
 from __future__ import annotations
 
+import json
 import os
 
-from turngate.engines.fake.formats import RECOVERED, TurnContext, provider_message, text_line
+from turngate.engines.fake.formats import (
+    GEMINI_STREAM_CUT,
+    RECOVERED,
+    TurnContext,
+    provider_message,
+    text_line,
+)
 from turngate.engines.fake.formats.sdk_messages import SHELL_TOOLS, MessageStream, PlainOutput, event
 
 TYPE_CHECKING = False
@@ -33,7 +42,20 @@ YOLO_WARNING = (
     " Linux or a supported legacy sandbox via --sandbox / QWEN_SANDBOX, or set"
     " QWEN_CODE_SUPPRESS_YOLO_WARNING=1 to silence this notice."
 )
-STREAM_CUT = "terminated (cause: UND_ERR_SOCKET: other side closed)"
+# What qwen adds under a rate limit's `[API Error: 429 …]` once it gives up (not in its retry notices):
+# corpus/qwen/real-0.24.4-hazard-429.
+RATE_LIMIT_ADVICE = (
+    "Possible quota limitations in place or slow response times detected. Please wait and try again later."
+)
+# A connection dropped mid-body (corpus/qwen/real-0.24.4-hazard-drop*, and the research capture
+# tests/data/real-captures/qwen/hazard-cut, whose server dropped it too).
+STREAM_DROPPED = "terminated (cause: UND_ERR_SOCKET: other side closed)"
+# How many times 0.24.4 asks again, whatever its retry limit, when a model answer's body ends without
+# its end-of-answer event (8: corpus/qwen/real-0.24.4-hazard-cut, retry limit 0, and -hazard-cut-retried,
+# limit 2) and when the connection is dropped mid-body (2: real-0.24.4-hazard-drop, limit 0,
+# -hazard-drop-retried, limit 2, and the research capture, qwen's default limit).
+ENDED_CUT_RETRIES = 8
+DROPPED_RETRIES = 2
 TOOLS = (
     "web_fetch", "get_goal", "update_goal", "tool_call", "tool_search", "read_mcp_resource", "agent",
     "list_agents", "send_message", "skill", "read_file", "zoom_image", "write_file", "run_shell_command",
@@ -49,9 +71,14 @@ SLASH_COMMANDS = (
     "zvec-grep-install",
 )  # fmt: skip
 AGENTS = ("general-purpose", "Explore", "statusline-setup", "review-agent", "claude-code", "codex")
-# qwen's retry schedule for a rate limit: 60 s, 120 s, … for at most 10 attempts.
+# qwen's retry schedule for a rate limit when its settings name none (model.generationConfig): at most
+# 10 retries, the first after 60 s, each delay twice the one before, at most 5 min (60 s, 120 s: the
+# research capture tests/data/real-captures/qwen/hazard-429, killed in its second wait; 1 s, 2 s for
+# retryInitialDelayMs 1000 and retryMaxDelayMs 2000: corpus/qwen/real-0.24.4-hazard-429).
 MAX_RETRIES = 10
 RATE_LIMIT_DELAY_MS = 60000
+RATE_LIMIT_MAX_DELAY_MS = 300000
+SETTINGS = "settings.json"
 
 
 def make(context: TurnContext) -> QwenStream | PlainOutput:
@@ -71,10 +98,57 @@ def unknown_session(session_id: str, output_format: str, epoch_ms: int | None) -
     )
 
 
+def retry_settings(cwd: str) -> tuple[int, int, int]:
+    """`maxRetries`, `retryInitialDelayMs` and `retryMaxDelayMs` of `model.generationConfig`, as qwen
+    reads its settings: the user's (`~/.qwen/settings.json`), then the workspace's (`.qwen/settings.json`
+    in the working directory), a later value winning. A file that is missing or not JSON, or a value
+    that is not a whole number (>= 0 for the limit, > 0 for a delay), leaves the default."""
+    found: dict[str, int] = {}
+    for folder in (os.path.expanduser("~"), cwd):
+        try:
+            with open(os.path.join(folder, ".qwen", SETTINGS), encoding="utf-8") as handle:
+                settings = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        model = settings.get("model") if isinstance(settings, dict) else None
+        config = model.get("generationConfig") if isinstance(model, dict) else None
+        if not isinstance(config, dict):
+            continue
+        for key, least in (("maxRetries", 0), ("retryInitialDelayMs", 1), ("retryMaxDelayMs", 1)):
+            value = config.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+                found[key] = value
+    return (
+        found.get("maxRetries", MAX_RETRIES),
+        found.get("retryInitialDelayMs", RATE_LIMIT_DELAY_MS),
+        found.get("retryMaxDelayMs", RATE_LIMIT_MAX_DELAY_MS),
+    )
+
+
 class QwenStream(MessageStream):
     write_tool = "write_file"
     structured_tool = None
     answered = False  # an answer of the turn came whole (its event carries the usage)
+
+    def __init__(self, context: TurnContext) -> None:
+        super().__init__(context)
+        self.cut_answers: set[int] = set()  # the say and think steps of an answer that is cut (id())
+        self.schedule: tuple[int, int, int] | None = None  # retry_settings, read when first needed
+
+    def look_ahead(self, steps: list[dict[str, Any]]) -> None:
+        """Besides the answers a tool call follows: the answers a `model_error` cut ends, which qwen
+        never prints (it asks again; a retry that succeeds prints the new answer)."""
+        super().look_ahead(steps)
+        current: list[int] = []
+        for step in steps:
+            if "say" in step or "think" in step:
+                current.append(id(step))
+            elif "model_error" in step:
+                if step["model_error"].get("cut"):
+                    self.cut_answers.update(current)
+                current = []
+            elif "tool" in step or "file_change" in step or "error" in step:
+                current = []
 
     def _head(self, kind: str, subtype: str | None = None, **fields: Any) -> dict[str, Any]:
         head: dict[str, Any] = {"type": kind}
@@ -162,13 +236,23 @@ class QwenStream(MessageStream):
         )
 
     def text_events(self, text: str, first: bool) -> list[tuple[int, bytes]]:
+        if id(self.step_now) in self.cut_answers:
+            return []  # printed only if a retry brings it whole (model_error)
+        return [self._text(text, self.step_now)]
+
+    def _text(self, text: str, step: dict[str, Any]) -> tuple[int, bytes]:
         # A text the answer's tool call follows carries no usage of its own: the call's event has the
         # answer's (tests/data/real-captures/qwen/ne-two-messages.stdout).
-        spent = id(self.step_now) not in self.before_call
-        return [self._assistant({"type": "text", "text": text}, spent=spent)]
+        spent = id(step) not in self.before_call
+        return self._assistant({"type": "text", "text": text}, spent=spent)
 
     def thinking_events(self, text: str) -> list[tuple[int, bytes]]:
-        return [self._assistant({"type": "thinking", "thinking": text, "signature": ""}, spent=False)]
+        if id(self.step_now) in self.cut_answers:
+            return []
+        return [self._thinking(text)]
+
+    def _thinking(self, text: str) -> tuple[int, bytes]:
+        return self._assistant({"type": "thinking", "thinking": text, "signature": ""}, spent=False)
 
     def tool_use_event(self, block: dict[str, Any]) -> tuple[int, bytes]:
         return self._assistant(block, stop="tool_use")
@@ -196,18 +280,26 @@ class QwenStream(MessageStream):
     def retry_notice(self, message: str, code: Any) -> list[tuple[int, bytes]]:
         return self._retry(1, f"[API Error: {_with_code(code, message)}]")
 
+    def _schedule(self) -> tuple[int, int, int]:
+        if self.schedule is None:
+            self.schedule = retry_settings(self.context.cwd)
+        return self.schedule
+
     def _retry(self, attempt: int, message: str) -> list[tuple[int, bytes]]:
-        """A retry with its schedule: the `system/retry` line and qwen's stderr line."""
-        delay = RATE_LIMIT_DELAY_MS * attempt
+        """A retry with its schedule: the `system/retry` line and qwen's stderr line. The delay is
+        printed, not waited (the fake's turn lasts no longer for it)."""
+        limit, first, most = self._schedule()
+        delay = min(first * 2 ** min(attempt - 1, 62), most)
         data = {
             "reason": "retry",
             "attempt": attempt,
-            "maxRetries": MAX_RETRIES,
+            "maxRetries": limit,
             "delayMs": delay,
             "discardedToolCalls": 0,
             "preserveText": False,
         }
-        notice = f"Retrying in {delay // 1000}s (attempt {attempt}/{MAX_RETRIES}): {message}"
+        # whole seconds only were seen (1 s, 2 s, 60 s, 120 s); a fraction is rounded
+        notice = f"Retrying in {(delay + 500) // 1000}s (attempt {attempt}/{limit}): {message}"
         return [
             event(self._head("system", "retry", parent_tool_use_id=None, data=data)),
             text_line(notice, 2),
@@ -223,31 +315,52 @@ class QwenStream(MessageStream):
         ]
 
     def api_error(self, message: str, code: Any) -> list[tuple[int, bytes]]:
-        text = f"[API Error: {_with_code(code, message)}]"
+        text = _failure_text(code, message)
         self.errors[-1:] = [text]
         return [self._assistant({"type": "text", "text": text}, spent=False)]
 
     def model_error(
         self, spec: dict[str, Any], answer: list[dict[str, Any]]
     ) -> tuple[list[tuple[int, bytes]], int | str]:
-        """0.24.4: a rate limit is retried on a schedule (60 s, 120 s, …; each retry announced, each
-        new attempt a provider retry); a 5xx is retried inside the request, silently; a cut stream
-        is a provider retry each time, its text not printed. Giving up: `[API Error: …]` and the
-        failed `result`, exit 1."""
+        """0.24.4 (corpus/qwen/real-0.24.4-hazard-*). A cut answer is never printed: qwen asks again
+        at once (a provider retry each time) as often as it does whatever its retry limit, 8 times for
+        a body that ends without its end-of-answer event and 2 for a dropped connection, then gives up
+        with `[API Error: Model stream ended without a finish reason.]` or `[API Error: terminated
+        (cause: UND_ERR_SOCKET: other side closed)]`; a retry that succeeds (`recovers`, `retries`
+        within that count) prints the answer. A rate limit is retried on the settings' schedule, at
+        most `maxRetries` times (each retry announced, then asked again: a provider retry); a 5xx is
+        retried inside the request, silently. Giving up: `[API Error: …]` and the failed `result`,
+        exit 1. A script that asks for more retries than qwen makes gives up where qwen does."""
         lines: list[tuple[int, bytes]] = []
         message = provider_message(spec)
-        for attempt in range(1, spec["retries"] + 1):
-            if spec["cut"]:
+        retries = spec["retries"]
+        if spec["cut"]:
+            most = DROPPED_RETRIES if spec.get("dropped") else ENDED_CUT_RETRIES
+            recovers = spec["recovers"] and retries <= most
+            for _ in range(retries if recovers else most):
                 lines += self._provider_retry()
-            elif spec["status"] == 429:
-                if attempt > 1:
+            if recovers:
+                for step in answer:
+                    if id(step) not in self.cut_answers:
+                        continue  # printed already (an answer an earlier retry brought)
+                    self.cut_answers.discard(id(step))
+                    if "say" in step:
+                        lines.append(self._text("".join(step["say"]), step))
+                    elif "think" in step:
+                        lines.append(self._thinking(step["think"]))
+                return lines, RECOVERED
+            text = f"[API Error: {STREAM_DROPPED if spec.get('dropped') else GEMINI_STREAM_CUT}]"
+        else:
+            recovers = spec["recovers"]
+            if spec["status"] == 429:
+                limit = self._schedule()[0]
+                recovers = recovers and retries <= limit
+                for attempt in range(1, (retries if recovers else min(retries, limit)) + 1):
+                    lines += self._retry(attempt, f"[API Error: 429 {message}]")
                     lines += self._provider_retry()
-                lines += self._retry(attempt, f"[API Error: 429 {message}]")
-        if spec["recovers"]:
-            if spec["status"] == 429 and spec["retries"]:
-                lines += self._provider_retry()  # the attempt that succeeds
-            return lines, RECOVERED
-        text = f"[API Error: {STREAM_CUT if spec['cut'] else _with_code(spec['status'], message)}]"
+            if recovers:
+                return lines, RECOVERED
+            text = _failure_text(spec["status"], message)
         self.errors.append(text)
         lines.append(self._assistant({"type": "text", "text": text}, spent=False))
         lines.append(self.error_result_event(text))
@@ -300,6 +413,12 @@ class QwenStream(MessageStream):
                 error={"message": message},
             )
         )
+
+
+def _failure_text(code: Any, message: str) -> str:
+    """The text of a request qwen gave up on: `[API Error: …]`, with its advice under a 429."""
+    text = f"[API Error: {_with_code(code, message)}]"
+    return f"{text}\n{RATE_LIMIT_ADVICE}" if code == 429 and not isinstance(code, bool) else text
 
 
 def _with_code(code: Any, message: str) -> str:
