@@ -21,19 +21,22 @@ otherwise (captures in `corpus/kilo/`):
   bright red) before its line on stdout;
 - a failed model request (`model_error`): retries are silent, then an
   APIError with `isRetryable: true` and exit 1, the provider's `statusCode`,
-  `responseHeaders`, `responseBody` and `metadata.url` for a status; for a
-  stream cut short, `Connection reset by server` with the socket's metadata,
-  after the `step_start` of the answer that was cut, and no `step_finish`.
+  `responseHeaders`, `responseBody` and `metadata.url` for a status (a message
+  that is only the reason phrase followed by the body); a body that ends
+  without its end-of-answer event is a finished answer (`step_finish` reason
+  `other`, exit 0); for a connection dropped mid-body, `Connection reset by
+  server` with the socket's metadata, after the `step_start` of the answer that
+  was cut and before its text, and no `step_finish` (7.7.2's captures).
 
 Variants (`variants: {kilo: {...}}`): `text_after_error` holds each text part
 until the next line (an error goes first: the cut hazard's `step_start`,
 `error`, `text`); `error_string` ends a failed turn that wrote no error as
 kilo's run does when the model answered nothing: an empty step, then
 `"error": "run ended without an assistant message\\n the model returned no output"`;
-`cut_ends_step` ends a stream cut short as kilo did on most cut turns (7.7.2 and
-7.7.7, `corpus/kilo/real-*-hazard-cut*`): no error at all, the answer's text,
-then `step_finish` reason `other` with no `metrics` and zero tokens (no
-`total`), and exit 0.
+`cut_ends_step` ends a dropped connection too as an ended cut ends (never observed: every
+ended cut ends so without it, 7.7.2 and 7.7.7, `corpus/kilo/real-*-hazard-cut*`): no error
+at all, the answer's text, then `step_finish` reason `other` with no `metrics` and zero
+tokens (no `total`), and exit 0.
 """
 
 from __future__ import annotations
