@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import EngineBench
 from tests.fake_engines.real_captures import (
     SCRIPTS,
+    Capture,
     assert_same_shape,
     kinds,
     load,
@@ -26,7 +27,9 @@ from tests.fake_engines.real_captures import (
     stdin_lines,
     with_session,
 )
+from turngate.base.data_yaml import load_data
 from turngate.engines import readers
+from turngate.tools.drift.sources import CORPUS_DIR
 
 ONE_TURN = {
     "message": "fid-message",
@@ -114,9 +117,57 @@ def test_a_failed_request_exits_0_after_an_error_result(
     assert transcript.turn_end() is not None and not transcript.turn_end().ok
 
 
-def test_a_cut_stream_prints_its_failures_and_never_ends(bench: EngineBench) -> None:
-    real = load("codebuddy", "hazard-cut")
-    bench.case("fid-message", turns=[{"steps": [{"model_error": {"cut": True, "retries": 1}}]}])
+def corpus_capture(name: str) -> Capture:
+    """A capture of `turngate engines real capture` (corpus/codebuddy/real-2.118.2-NAME/)."""
+    folder = CORPUS_DIR / "codebuddy" / f"real-2.118.2-{name}"
+    meta = load_data((folder / "capture.yaml").read_text(encoding="utf-8"))
+    stderr = folder / "stderr"
+    return Capture(
+        "codebuddy",
+        name,
+        list(meta["recorded"]["argv"][1:]),
+        meta["exit_code"],
+        (folder / "stdout").read_bytes(),
+        stderr.read_bytes() if stderr.exists() else b"",
+        meta,
+    )
+
+
+@pytest.mark.parametrize(("name", "retries"), [("hazard-cut", 0), ("hazard-cut-retried", 2)])
+def test_a_body_ended_without_its_end_event_is_a_finished_answer(
+    bench: EngineBench, name: str, retries: int
+) -> None:
+    """The server ends the body cleanly without the end-of-answer event: 2.118.2 takes the answer as
+    finished (never asks again), prints it and the `result` success holding it, and exits 0."""
+    real = corpus_capture(name)
+    cut = {"model_error": {"cut": True, "retries": retries}}
+    bench.case(f"tg-{name}", turns=[{"steps": [{"say": MARKER}, cut]}])
+    played = bench.run("codebuddy", [*real.argv[:-1], f"Run the skill. tg-case-tg-{name}"])
+    assert (played.returncode, played.stderr) == (real.exit_code, real.stderr) == (0, b"")
+    assert_same_shape(real, played.stdout)
+    assert played.json_lines()[-1]["result"] == real.lines()[-1]["result"] == MARKER
+    transcript = readers.read("codebuddy", played.stdout)
+    assert transcript.turn_end() is not None and transcript.turn_end().ok
+
+
+def test_write_backs_the_file_up_between_the_call_and_its_result(bench: EngineBench) -> None:
+    real = corpus_capture("file-change")
+    change = {"path": "drafts/greeting.json", "kind": "add", "content": MARKER + "\n"}
+    steps = [{"file_change": change}, {"say": "Which greeting style do you want?"}]
+    only_in_result = {"codebuddy": {"text_in_result_only": "always"}}  # as this capture printed it
+    bench.case("tg-write", turns=[{"steps": steps}], variants=only_in_result)
+    played = bench.run("codebuddy", [*real.argv[:-1], "Run the skill. tg-case-tg-write"])
+    assert played.returncode == real.exit_code == 0
+    assert_same_shape(real, played.stdout)
+    snapshots = [line for line in played.json_lines() if line["type"] == "file-history-snapshot"][1:]
+    assert [s["snapshot"]["trackedFileBackups"].keys() for s in snapshots] == [{"drafts/greeting.json"}] * 2
+    assert all(s["isSnapshotUpdate"] for s in snapshots)
+
+
+def test_a_dropped_connection_prints_its_failures_and_never_ends(bench: EngineBench) -> None:
+    real = load("codebuddy", "hazard-cut")  # the research capture: its server dropped the connection
+    dropped = {"model_error": {"cut": True, "dropped": True, "retries": 1}}
+    bench.case("fid-message", turns=[{"steps": [dropped]}])
     process = bench.start("codebuddy", real.argv)
     try:
         deadline = time.monotonic() + 15  # the call-log line is written just before it starts hanging

@@ -130,9 +130,12 @@ TURNS: dict[str, dict[str, Any]] = {
     "hazard-500": {
         "steps": [{"model_error": {"status": 500, "message": "turngate hazard 500", "retries": 5}}]
     },
-    "hazard-cut": {"steps": [{"say": GREETING}, {"model_error": {"cut": True, "retries": 7}}]},
+    # the research capture's server dropped the connection (docs/real-engines.md): step_start, error, text
+    "hazard-cut": {
+        "steps": [{"say": GREETING}, {"model_error": {"cut": True, "dropped": True, "retries": 7}}]
+    },
 }
-VARIANTS = {"hazard-cut": {"text_after_error": True}}
+VARIANTS: dict[str, dict[str, Any]] = {}
 
 
 @pytest.mark.parametrize("name", sorted(TURNS))
@@ -307,15 +310,51 @@ def test_the_first_step_at_once_and_the_no_output_string_error(bench: EngineBenc
     assert empty.returncode == 1
 
 
-@pytest.mark.parametrize("capture", ["real-7.7.2-hazard-cut", "real-7.7.7-hazard-cut-retried"])
-def test_a_cut_that_ends_its_step_as_the_real_one(bench: EngineBench, capture: str) -> None:
-    """Most real cut turns: no error, the text, step_finish reason other without metrics, exit 0."""
+@pytest.mark.parametrize(
+    "variants", [{}, {"kilo": {"cut_ends_step": True}}, {"kilo": {"text_after_error": True}}]
+)
+@pytest.mark.parametrize(
+    "capture", ["real-7.7.2-hazard-cut", "real-7.7.2-hazard-cut-retried", "real-7.7.7-hazard-cut-retried"]
+)
+def test_a_cut_that_ends_its_step_as_the_real_one(
+    bench: EngineBench, capture: str, variants: dict[str, Any]
+) -> None:
+    """A body that ends without its end-of-answer event: no error, the text, step_finish reason other
+    without metrics, exit 0 (whatever the variants: kilo took the answer as finished)."""
     cut = {"steps": [{"say": GREETING}, {"model_error": {"cut": True, "retries": 7}}]}
-    bench.case("cut", turns=[cut], variants={"kilo": {"cut_ends_step": True}})
+    bench.case("cut", turns=[cut], variants=variants)
     played = bench.run("kilo", skill_runner_args("Run the skill. tg-case-cut"))
     assert shape(played.stdout) == shape((REAL / capture / "stdout").read_bytes())
     assert played.json_lines()[-1]["part"]["reason"] == "other"
     assert (played.returncode, played.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    "capture", ["real-7.7.2-hazard-drop", "real-7.7.2-hazard-drop-retried", "real-7.7.7-hazard-drop"]
+)
+def test_a_dropped_connection_reports_the_error_then_the_answer(bench: EngineBench, capture: str) -> None:
+    """The connection closed mid-body: the answer's step, the error, then the answer's text, exit 1."""
+    dropped = {"steps": [{"say": GREETING}, {"model_error": {"cut": True, "dropped": True, "retries": 2}}]}
+    bench.case("drop", turns=[dropped])
+    played = bench.run("kilo", skill_runner_args("Run the skill. tg-case-drop"))
+    folder = REAL / capture
+    assert shape(played.stdout) == shape((folder / "stdout").read_bytes())
+    assert (played.returncode, played.stderr) == (1, (folder / "stderr").read_bytes())
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_a_refused_request_is_worded_with_its_body_as_the_real_one(bench: EngineBench, status: int) -> None:
+    """A provider message that is only the reason phrase is followed by the response body (stdout's
+    message and stderr's line); the headers are the model server's, `server` among them."""
+    bench.case("refused", turns=[{"steps": [{"model_error": {"status": status, "retries": 2}}]}])
+    played = bench.run("kilo", skill_runner_args("Run the skill. tg-case-refused"))
+    folder = REAL / f"real-7.7.2-hazard-{status}"
+    real_error = json.loads((folder / "stdout").read_bytes())["error"]
+    fake_error = played.json_lines()[-1]["error"]
+    assert fake_error["data"]["message"] == real_error["data"]["message"]
+    assert fake_error["data"]["responseBody"] == real_error["data"]["responseBody"]
+    assert list(fake_error["data"]["responseHeaders"]) == list(real_error["data"]["responseHeaders"])
+    assert (played.returncode, played.stderr) == (1, (folder / "stderr").read_bytes())
 
 
 def test_a_request_retried_into_success_goes_on_silently(bench: EngineBench) -> None:

@@ -40,6 +40,7 @@ from turngate.tools.realengines.fidelity import (
     compare_script,
     drift_compare,
     fake_environment,
+    keep_turns,
     play,
     script_retries,
 )
@@ -125,6 +126,12 @@ def fidelity_script(name: str) -> Script:
 
 
 DROPPED_SUFFIX: Final = "-dropped"
+# A fake turn ends in well under a second; one still running after this is killed and named (it hangs
+# where the real CLI ended, e.g. a cut the fake plays as a dropped connection), never waited on longer.
+FAKE_TURN_TIMEOUT_SEC: Final = 30.0
+FAKE_DID_NOT_END: Final = (
+    "the fake did not end within {timeout:g} s (killed by the player); the real CLI exited {code}"
+)
 
 
 def played_script(wanted: Wanted) -> Script:
@@ -159,11 +166,16 @@ class FakePlayer:
     """The fake engines, installed under ``root``, playing the fidelity scripts (each once per
     engine, version and format: its turns are kept). With ``shared``, a folder several processes
     use (the test suite's workers), each script's turns are played once among all of them: the first
-    plays and writes them there under a lock, the others read them."""
+    plays and writes them there under a lock, the others read them. A fake turn still running after
+    ``turn_timeout`` seconds is killed (exit code None), which saved_fidelity names; each played turn
+    is kept as turnN.stdout, turnN.stderr and turnN.exit in its run folder (``--keep``)."""
 
-    def __init__(self, root: Path, shared: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, shared: Path | None = None, turn_timeout: float = FAKE_TURN_TIMEOUT_SEC
+    ) -> None:
         self.root = root
         self.shared = shared
+        self.turn_timeout = turn_timeout
         install_fakes(root / "bin")
         scripts = root / "scripts"
         scripts.mkdir(parents=True, exist_ok=True)
@@ -202,7 +214,9 @@ class FakePlayer:
             "TURNGATE_SCRIPTS": str(self.root / "scripts"),
         }
         env.update(fake_environment(engine, version, where / "home", script_retries(script)))
-        return play(engine, mode, script, self.root / "bin", cwd, env)
+        played = play(engine, mode, script, self.root / "bin", cwd, env, timeout=self.turn_timeout)
+        keep_turns(where, played)  # turnN.stdout, .stderr, .exit: the fake's side of each pair (--keep)
+        return played
 
     def _shared_turns(self, engine: str, version: str, mode: str, script: Script) -> list[TurnOutput]:
         import fcntl
@@ -267,6 +281,12 @@ def saved_fidelity(
             first_turn=turn,
             variants=chosen,
         )
+        played = fake[turn - 1 : turn]
+        if played and played[0].exit_code is None:  # killed at the player's bound: named, never explained
+            killed = FAKE_DID_NOT_END.format(timeout=player.turn_timeout, code=real.exit_code)
+            found = [d for d in found if not d.text.startswith("exit code: ")]
+            named = Difference(capture.engine, capture.version, capture.name, capture.mode, turn, killed)
+            found.insert(0, named)
         report.differences += [replace(d, script=capture.name) for d in found]
         report.played.append(capture.name)
     return list(reports.values())

@@ -1225,6 +1225,13 @@ def _claude_drop_taken_for_a_cut(context: TurnContext) -> bool:
     return go_ons > 0 and not pending and all(answer == answers[0] for answer in answers)
 
 
+# kilo's hazard captures (2026-11-25): a dropped connection, retried, ends in one of two forms.
+
+
+def _kilo_drop_error_alone(context: TurnContext) -> bool:
+    return _labels(context.real_stdout) == ["error"]
+
+
 VARIANTS += (
     Variant(
         "claude-drop-taken-for-a-cut",
@@ -1255,6 +1262,23 @@ VARIANTS += (
         " answers (text blocks, the same each time) each followed by claude's go-on message (at least"
         " one), and last the synthetic ECONNRESET failure, each line with exactly the keys it was seen"
         " with; the script's last answer carries text",
+    ),
+    Variant(
+        "kilo-drop-retried-error-alone",
+        ("kilo",),
+        "drop-turn",
+        (Excuse("stdout: only in fake: step_start:step-start"), Excuse("stdout: only in fake: text:text")),
+        "a connection dropped mid-body, retried, ends in one of two forms from one run of the same build"
+        " to the next: the answer's step_start, the error, then the answer's text (7.7.2, and 7.7.7 in"
+        " two runs; the fake's form), or the error alone, no step and no text (7.7.7 in one run): not"
+        " deterministic, not a build change. Only those two lines, and only where the real turn printed"
+        " the error and nothing else",
+        "corpus/kilo/real-7.7.7-hazard-drop-retried/stdout (the error alone) against"
+        " real-7.7.2-hazard-drop-retried/stdout and real-7.7.7-hazard-drop/stdout (step_start, error,"
+        " text)",
+        holds=_kilo_drop_error_alone,
+        requires="the real stdout is exactly one line, the `error` event",
+        together=True,
     ),
 )
 

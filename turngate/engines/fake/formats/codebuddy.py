@@ -10,8 +10,9 @@ command's report as text (`Command: …\\nStdout: …`) with the raw outcome in 
 Its hazards: a reply text may be printed **only** in `result.result` (after thinking in the
 same answer, or after an earlier text of the turn: variant `text_in_result_only`); a failed
 request is an assistant text and a `result` `error_during_execution`, yet the process exits
-0; a stream cut short is a text per attempt and then no `result` at all, the process never
-exiting; an unknown resume id is one `{"type":"error",…}` line, exit 0. With
+0; a body that ends without its end-of-answer event is taken for a finished answer (`result`
+success, exit 0); a connection dropped mid-body is a text per attempt and then no `result` at
+all, the process never exiting; an unknown resume id is one `{"type":"error",…}` line, exit 0. With
 `--json-schema` the answer is a `StructuredOutput` call, and codebuddy asks the model again:
 its follow-up (`Done.`) is `result.result`, the branch `result.structured_output`.
 """
@@ -107,15 +108,18 @@ class CodebuddyStream(MessageStream):
         }
         return [event(init), event(status), self._snapshot()]
 
-    def _snapshot(self) -> tuple[int, bytes]:
-        """The file-history snapshot codebuddy takes before it sends the user's message (again)."""
+    def _snapshot(
+        self, backups: dict[str, Any] | None = None, message_id: str | None = None
+    ) -> tuple[int, bytes]:
+        """The file-history snapshot codebuddy takes before it sends the user's message (again), or,
+        with ``backups``, the update naming the files its Write tool backed up."""
         return event(
             {
                 "type": "file-history-snapshot",
                 "id": self.uuid(),
                 "timestamp": self.context.clock.ms(),
-                "isSnapshotUpdate": False,
-                "snapshot": {"messageId": self.uuid(), "trackedFileBackups": {}},
+                "isSnapshotUpdate": backups is not None,
+                "snapshot": {"messageId": message_id or self.uuid(), "trackedFileBackups": backups or {}},
                 **self._stamp(),
                 "_requestId": self.request_id,
             }
@@ -172,18 +176,18 @@ class CodebuddyStream(MessageStream):
             document["_requestId"] = self.request_id
         return event(document)
 
-    def _user(self, call_id: str, block: dict[str, Any]) -> tuple[int, bytes]:
-        return event(
-            {
-                "type": "user",
-                "uuid": self.uuid(),
-                "session_id": self.context.session_id,
-                "message": {"content": [block], "role": "user"},
-                "parent_tool_use_id": call_id,
-                **self._stamp(),
-                "_requestId": self.request_id,
-            }
-        )
+    def _user(self, call_id: str, block: dict[str, Any], *, request: bool = True) -> tuple[int, bytes]:
+        document = {
+            "type": "user",
+            "uuid": self.uuid(),
+            "session_id": self.context.session_id,
+            "message": {"content": [block], "role": "user"},
+            "parent_tool_use_id": call_id,
+            **self._stamp(),
+        }
+        if request:
+            document["_requestId"] = self.request_id
+        return event(document)
 
     def text_events(self, text: str, first: bool) -> list[tuple[int, bytes]]:
         if first:
@@ -253,15 +257,25 @@ class CodebuddyStream(MessageStream):
         }
         return self._user(call_id, block)
 
+    def step(self, step: dict[str, Any]) -> list[tuple[int, bytes]]:
+        lines = super().step(step)
+        if "file_change" in step and len(lines) == 2:
+            # Write backs the file up before it writes: two snapshot updates naming it come between
+            # the call and its result (corpus/codebuddy/real-2.118.2-file-change/stdout).
+            backup = {step["file_change"]["path"]: {"version": 1, "backupTime": self.context.clock.ms()}}
+            message_id = self.uuid()
+            lines[1:1] = [self._snapshot(backup, message_id), self._snapshot(backup, message_id)]
+        return lines
+
     def write_result_event(self, call_id: str, path: str, change: dict[str, Any]) -> tuple[int, bytes]:
-        verb = "created" if change["kind"] == "add" else "updated"
-        block = {
-            "type": "tool_result",
-            "tool_use_id": call_id,
-            "content": [_text(f"File {verb}: {path}")],
-            "is_error": False,
-        }
-        return self._user(call_id, block)
+        # 2.118.2's words for a new file (an update's were not observed); the result has no _requestId
+        text = (
+            f"Successfully created and wrote to new file: {path}"
+            if change["kind"] == "add"
+            else f"File updated: {path}"
+        )
+        block = {"type": "tool_result", "tool_use_id": call_id, "content": [_text(text)], "is_error": False}
+        return self._user(call_id, block, request=False)
 
     def retry_notice(self, message: str, code: Any) -> list[tuple[int, bytes]]:
         return []  # no retry was seen: a custom model's failure is reported at once
@@ -286,10 +300,18 @@ class CodebuddyStream(MessageStream):
         self, spec: dict[str, Any], answer: list[dict[str, Any]]
     ) -> tuple[list[tuple[int, bytes]], int | str]:
         """2.118.2 against a custom model: a 429 or 5xx is not retried: its text and the failed
-        `result`, exit 0. A stream cut short is asked again at once; each failure is printed as a
-        text (never the answer's text), a new file-history snapshot before each new attempt, and
-        then nothing: no `result`, and the process never exits."""
+        `result`, exit 0. A body that ends without its end-of-answer event is a finished answer: the
+        answer as printed, then the `result` success holding it, exit 0, never retried
+        (corpus/codebuddy/real-2.118.2-hazard-cut*). A connection dropped mid-body (`dropped`) is asked
+        again at once; each failure is printed as a text (never the answer's text), a new
+        file-history snapshot before each new attempt, and then nothing: no `result`, and the process
+        never exits (corpus/codebuddy/real-2.118.2-hazard-drop*, killed by the recorder)."""
         lines: list[tuple[int, bytes]] = []
+        if spec["cut"] and not spec.get("dropped"):
+            if spec["recovers"]:  # the answer was taken as it ended: the turn goes on
+                return lines, RECOVERED
+            self.answer_open = False
+            return [self.result_event()], 0
         if spec["cut"]:
             for attempt in range(spec["retries"] + (0 if spec["recovers"] else 1)):
                 if attempt:

@@ -21,26 +21,31 @@ otherwise (captures in `corpus/kilo/`):
   bright red) before its line on stdout;
 - a failed model request (`model_error`): retries are silent, then an
   APIError with `isRetryable: true` and exit 1, the provider's `statusCode`,
-  `responseHeaders`, `responseBody` and `metadata.url` for a status; for a
-  stream cut short, `Connection reset by server` with the socket's metadata,
-  after the `step_start` of the answer that was cut, and no `step_finish`.
+  `responseHeaders`, `responseBody` and `metadata.url` for a status (a message
+  that is only the reason phrase followed by the body); a body that ends
+  without its end-of-answer event is a finished answer (`step_finish` reason
+  `other`, exit 0); for a connection dropped mid-body, `Connection reset by
+  server` with the socket's metadata, after the `step_start` of the answer that
+  was cut and before its text, and no `step_finish` (7.7.2's captures).
 
 Variants (`variants: {kilo: {...}}`): `text_after_error` holds each text part
 until the next line (an error goes first: the cut hazard's `step_start`,
 `error`, `text`); `error_string` ends a failed turn that wrote no error as
 kilo's run does when the model answered nothing: an empty step, then
 `"error": "run ended without an assistant message\\n the model returned no output"`;
-`cut_ends_step` ends a stream cut short as kilo did on most cut turns (7.7.2 and
-7.7.7, `corpus/kilo/real-*-hazard-cut*`): no error at all, the answer's text,
-then `step_finish` reason `other` with no `metrics` and zero tokens (no
-`total`), and exit 0.
+`cut_ends_step` ends a dropped connection too as an ended cut ends (never observed: every
+ended cut ends so without it, 7.7.2 and 7.7.7, `corpus/kilo/real-*-hazard-cut*`): no error
+at all, the answer's text, then `step_finish` reason `other` with no `metrics` and zero
+tokens (no `total`), and exit 0.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 from turngate.engines.fake.formats import (
+    REASONS,
     RECOVERED,
     TurnContext,
     last_error_message,
@@ -77,8 +82,9 @@ def make(context: TurnContext) -> EventFormat | TextFormat:
 
 
 class EventFormat(opencode.EventFormat):
-    # kilo's cut, dropped or not, is the form its research captures show: the error, then the text.
-    drop_withholds_answer = False
+    # A dropped connection's answer is held back (render_turn) and printed after the error, as 7.7.2
+    # and 7.7.7 printed it (corpus/kilo/real-*-hazard-drop*: step_start, error, text).
+    drop_withholds_answer = True
 
     def __init__(self, context: TurnContext) -> None:
         super().__init__(context)
@@ -237,23 +243,36 @@ class EventFormat(opencode.EventFormat):
         return [text_line(ERROR_PREFIX + shown, 2), self._event("error", error=error)]
 
     def _api_error(
-        self, message: str, code: Any, retryable: bool, metadata: dict[str, Any] | None = None
+        self,
+        message: str,
+        code: Any,
+        retryable: bool,
+        metadata: dict[str, Any] | None = None,
     ) -> list[tuple[int, bytes]]:
+        """kilo's APIError. A provider message that is only the status's reason phrase is followed by
+        the response body, `<reason>: <body>` (opencode's ProviderError message(), which kilo keeps:
+        corpus/kilo/real-7.7.2-hazard-429 and -500, on stdout and on UI.error's stderr line); any other
+        message stands alone (real-7.7.2-error, the research captures real-7.7.7-hazard-429, -500)."""
         data: dict[str, Any] = {"message": message}
         status = code if isinstance(code, int) and not isinstance(code, bool) else None
         if status is not None:
             data["statusCode"] = status
         data["isRetryable"] = retryable
         if status is not None:  # the provider answered: its response comes with the error
-            data.update(self._response(message, status))
+            response = self._response(message, status)
+            if REASONS.get(status) == message:
+                data["message"] = f"{message}: {response['responseBody']}"
+            data.update(response)
         if metadata is not None:
             data["metadata"] = metadata
-        return self._error_lines({"name": "APIError", "data": data}, message)
+        return self._error_lines({"name": "APIError", "data": data}, data["message"])
 
     def _response(self, message: str, status: int) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-        # The body as the captured OpenAI-compatible server wrote it (Python's `", "` and `": "`).
-        body = f'{{"error": {{"message": {dumps(message)}, "type": {dumps(kind)}, "code": {dumps(kind)}}}}}'
+        # The body and headers as turngate's model server sends them (Python's `", "` and `": "`, its
+        # `turngate_scripted` code, http.server's `server` header), which kilo passes on whole.
+        fields = f'"message": {dumps(message)}, "type": {dumps(kind)}, "code": "turngate_scripted"'
+        body = f'{{"error": {{{fields}}}}}'
         headers = {
             "content-length": str(len(body.encode("utf-8"))),
             "content-type": "application/json",
@@ -261,6 +280,7 @@ class EventFormat(opencode.EventFormat):
         }
         if status == 429:
             headers["retry-after"] = "1"
+        headers["server"] = f"BaseHTTP/0.6 Python/{sys.version.split()[0]}"
         provider = self.context.model.split("/", 1)[0]
         return {
             "responseHeaders": headers,
@@ -271,20 +291,29 @@ class EventFormat(opencode.EventFormat):
     def model_error(
         self, spec: dict[str, Any], answer: list[dict[str, Any]]
     ) -> tuple[list[tuple[int, bytes]], int | str]:
-        """7.7.7 retries a failed request without a word on stdout (a cut 8 times 5 s apart, a 429 as
-        its retry-after says, a 500 with a growing back-off), then reports the last failure and exits
-        1; a request that succeeds on a retry goes on with the turn."""
+        """7.7.2 and 7.7.7 (corpus/kilo/real-*-hazard-*). A body that ends without its end-of-answer
+        event is a finished answer: its text, then `step_finish` reason `other` with nothing counted,
+        exit 0, never asked again. A connection dropped mid-body is retried without a word, then the
+        step the answer began, the `error` `Connection reset by server` and only then the answer's
+        text (held back by render_turn: ``drop_withholds_answer``), exit 1. A refused request is
+        retried without a word (a 429 as its retry-after says, a 500 with a growing back-off), then
+        the APIError (its reason phrase followed by the body), exit 1. A request that succeeds on a retry goes
+        on with the turn."""
         if spec["recovers"]:
             return [], RECOVERED
-        if spec["cut"] and self.cut_ends_step:
+        if spec["cut"] and (self.cut_ends_step or not spec.get("dropped")):
             lines = [*self._new_step_after_tool(), *self._flush()]
+            for step in answer if spec.get("dropped") else []:  # held back for a drop: printed here
+                lines += [*self.step(step), *self._flush()]
             return [*lines, self._step_finish("other", counted=False)], 0
         if spec["cut"]:
             socket = {"code": "ECONNRESET", "syscall": "", "message": SOCKET_CLOSED}
             message = spec["message"] if spec["message"] is not None else STREAM_CUT
             lines = self._new_step_after_tool()  # the answer was streaming: its step had started
             lines += self._api_error(message, None, True, metadata=socket)
-            return [*lines, *self._flush()], 1
+            for step in answer:  # the answer's parts, finalised after the error
+                lines += [*self.step(step), *self._flush()]
+            return lines, 1
         lines = self._close_tool_step()
         lines += self._api_error(provider_message(spec), spec["status"], True)
         return [*lines, *self._flush()], 1
