@@ -132,7 +132,7 @@ def real_drift(session: nox.Session) -> None:
     with captures of two versions (codex, claude, kilo today), `engines real drift OLD NEW --saved
     --fail-on-drift`: exit 1 on a change the expected-drift baseline (corpus/real-drift-baseline.yaml)
     does not name, the known ones reported as known (codex's announced 429 retries, claude's init keys,
-    the timing-dependent drop turns, kilo's research captures). Not part of the default sessions
+    the timing-dependent drop turns). Not part of the default sessions
     (docs/drift.md, "Expected drift")."""
     _install(session, "-e", ".")
     pairs = _drift_pairs()
