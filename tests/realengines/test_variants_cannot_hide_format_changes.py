@@ -130,45 +130,81 @@ def test_the_matrix_command_prints_every_change_for_every_engine(player: FakePla
     assert all(cell.mutants for cell in cells), [c for c in cells if not c.mutants]
 
 
-# The hazards (429, 500, a cut ended or dropped, a file change) and codex's explorations
-# (request_user_input, an MCP call) of the three engines the fakes were first modelled on.
-HAZARDS = saved_captures(CORPUS_DIR, ["codex", "gemini", "opencode"], kinds=("hazard", "exploration"))
-
-
-def test_the_hazard_captures_show_no_unexplained_difference_where_a_fake_can_play_them(
-    player: FakePlayer,
-) -> None:
-    reports = {report.pin: report for report in saved_fidelity(HAZARDS, player)}
-    assert sorted(reports) == ["codex@0.146.1", "codex@0.169.0", "gemini@0.61.0", "opencode@1.18.33"]
-    for report in reports.values():
-        assert not report.unexplained(), [(d.script, d.text) for d in report.unexplained()]
-    # opencode never ends a cut answer (it asks again, ~130 times a second): the recorder killed it
-    # after 10 s, so what it printed is the timeout's; those two are named, never compared.
-    opencode = reports["opencode@1.18.33"]
-    assert sorted(opencode.skipped) == [
-        "opencode/real-1.18.33-hazard-cut",
-        "opencode/real-1.18.33-hazard-cut-retried",
-    ]
-    assert all(reason.startswith("not comparable: ") for reason in opencode.skipped.values())
-    assert len(opencode.played) == 5
-    assert [len(reports[pin].played) for pin in ("codex@0.146.1", "codex@0.169.0", "gemini@0.61.0")] == [
-        9,
-        9,
+# The hazards (429, 500, a cut ended or dropped, a file change) of every engine with real captures, and
+# codex's explorations (request_user_input, an MCP call).
+HAZARDS = saved_captures(CORPUS_DIR, ENGINES, kinds=("hazard", "exploration"))
+# Per pin: the captures played, those named not comparable, and the only variants the differences may
+# name (each one names a run-to-run form or a detail the fake cannot know; see docs/real-engines.md).
+HAZARD_PINS: dict[str, tuple[int, tuple[str, ...], set[str]]] = {
+    "claude@2.1.326": (7, (), {"claude-drop-taken-for-a-cut"}),
+    "claude@2.1.331": (7, (), {"claude-drop-taken-for-a-cut"}),
+    # codebuddy never ends a dropped connection's turn: the recorder killed it after 120 s
+    "codebuddy@2.118.2": (
+        5,
+        ("codebuddy/real-2.118.2-hazard-drop", "codebuddy/real-2.118.2-hazard-drop-retried"),
+        {"codebuddy-reply-only-in-result", "codebuddy-request-id-by-timing"},
+    ),
+    "codex@0.146.1": (9, (), {"codex-request-user-input-refused", "codex-stderr-notices"}),
+    "codex@0.169.0": (9, (), {"codex-request-user-input-refused", "codex-stderr-notices"}),
+    "gemini@0.61.0": (
         14,
-    ]
+        (),
+        {"gemini-drop-report-on-stderr", "gemini-retry-report-on-stderr", "gemini-stderr-notices"},
+    ),
+    "kilo@7.7.2": (7, (), set()),
+    "kilo@7.7.7": (7, (), {"kilo-drop-retried-error-alone"}),
+    # opencode never ends a cut answer (it asks again, ~130 times a second): the recorder killed it
+    # after 10 s, so what it printed is the timeout's
+    "opencode@1.18.33": (
+        5,
+        ("opencode/real-1.18.33-hazard-cut", "opencode/real-1.18.33-hazard-cut-retried"),
+        {"opencode-error-before-any-step", "opencode-fault-http-details"},
+    ),
+    "qwen@0.24.4": (7, (), {"qwen-stderr-notices"}),
+}
 
 
-@pytest.mark.parametrize("change", ["unknown-stderr-line", "renamed-event-type", "extra-key", "dropped-text"])
+def test_every_engine_s_hazard_captures_are_held_to_its_fake() -> None:
+    assert sorted({pin.split("@")[0] for pin in HAZARD_PINS}) == ENGINES
+    assert sorted(HAZARD_PINS) == sorted(pin for pins in PINS.values() for pin in pins)
+
+
+@pytest.mark.parametrize("engine", ENGINES)  # one test per engine: xdist's workers share them
+def test_the_hazard_captures_show_no_unexplained_difference_where_a_fake_can_play_them(
+    engine: str, player: FakePlayer
+) -> None:
+    reports = {
+        report.pin: report
+        for report in saved_fidelity([capture for capture in HAZARDS if capture.engine == engine], player)
+    }
+    assert sorted(reports) == PINS[engine]
+    for pin, report in reports.items():
+        played, skipped, variants = HAZARD_PINS[pin]
+        assert not report.unexplained(), [(d.script, d.text) for d in report.unexplained()]
+        assert (len(report.played), tuple(sorted(report.skipped))) == (played, skipped), pin
+        assert all(reason.startswith("not comparable: ") for reason in report.skipped.values())
+        assert {difference.variant for difference in report.differences} == variants, pin
+
+
+@pytest.mark.parametrize(
+    "change", ["unknown-stderr-line", "renamed-event-type", "extra-key", "dropped-text", "moved-field"]
+)
 def test_no_variant_explains_a_deliberate_format_change_to_a_hazard_capture(
     change: str, player: FakePlayer
 ) -> None:
-    # The hazard variants name whole stderr report lines by pattern (gemini's retries and drops) and
-    # whole key lists (opencode's APIError): a line, event or key they do not name stays flagged.
-    missed = [
-        f"{capture.name}: {mutant.what}"
+    # The hazard variants name whole stderr report lines by pattern (gemini's retries and drops), whole
+    # key lists (opencode's APIError) and whole line sequences (claude's and kilo's drop forms): a line,
+    # event or key they do not name stays flagged.
+    mutants = [
+        (capture, mutant)
         for capture in HAZARDS
         if capture.killed is None
         for mutant in CHANGES[change](capture)
+    ]
+    missed = [
+        f"{capture.name}: {mutant.what}"
+        for capture, mutant in mutants
         if not flagged(capture, mutant, player)
     ]
+    assert {capture.engine for capture, _ in mutants} == set(ENGINES)  # every engine's hazards changed
     assert not missed, missed
