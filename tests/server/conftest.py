@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from turngate.engines.fake.script import precompile
 from turngate.judge.case_folder import FIXED_EPOCH_MS
 from turngate.judge.skill_writer import write_skill
 
@@ -64,7 +65,9 @@ class Server:
 
     def script(self, case: str, turns: list[Mapping[str, Any]]) -> str:
         self.scripts.mkdir(exist_ok=True)
-        (self.scripts / f"{case}.yaml").write_text(yaml.safe_dump({"case": case, "turns": turns}))
+        path = self.scripts / f"{case}.yaml"
+        path.write_text(yaml.safe_dump({"case": case, "turns": turns}))
+        precompile(str(path), None)  # beside it, as the HTTP connector does: no engine compiles it
         return case
 
     def job(self, case: str, *, mode: str = "interactive", engine: str = "codex", **options: Any) -> str:

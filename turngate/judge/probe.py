@@ -52,7 +52,15 @@ from turngate.judge.connectors.http_transport import TargetError, check_job_api
 from turngate.judge.patchmap import PROBE_ARTIFACT, PROBE_PROPERTY, Learned, learn
 from turngate.judge.probe_costs import cost_lines
 from turngate.judge.probe_dialect import Signs, edition_guess, find_dialect, find_per_job_watchdog
-from turngate.judge.probe_jobs import DONE, PROBE_SKILL, TIDY_SEC, Ledger, case_setup, write_script
+from turngate.judge.probe_jobs import (
+    DONE,
+    PROBE_SKILL,
+    TIDY_SEC,
+    Ledger,
+    case_setup,
+    remove_script,
+    write_script,
+)
 from turngate.judge.probe_limits import (
     SLOTS_MOST,
     WATCHDOG_WAIT_SEC,
@@ -304,7 +312,7 @@ def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, wor
         return {"ok": False, "why": why, "install": connector.install_flow}
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
     ok = observed.state == "succeeded"
     return {"ok": ok, "state": observed.state, "why": observed.state, "install": connector.install_flow}
 
@@ -320,7 +328,7 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
         stream = connector.events.stream(connector.job)
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
     ends = [event for event in history or () if event.get("type") == "conversation.state.changed"]
     folded = any(isinstance((event.get("data") or {}).get("terminal"), Mapping) for event in ends)
     if history is None:
@@ -374,7 +382,7 @@ def _sticky_when_non_resumable(
     finally:
         connector.close()
         knob.unlink(missing_ok=True)
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
     calls = calls_since(call_log, before)
     runs = [call for call in calls if call.get("case") == case and call.get("action") == "run"]
     # Sticky: one resident process played both turns, or the reply got a fresh process (a sticky
@@ -408,7 +416,7 @@ def _gemini_format_from_skill(
         return None
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
     for call in calls_since(call_log, before):
         if call.get("case") == case and call.get("output_format"):
             return str(call["output_format"])
@@ -447,7 +455,7 @@ def _patch_modules(
             return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
         finally:
             connector.close()
-            (scripts / f"{case}.yaml").unlink(missing_ok=True)
+            remove_script(scripts / f"{case}.yaml")
         added[mode] = _added_text(call_log, before, case, skill.name, original)
     if added["auto"] is None or added["interactive"] is None:
         why = "the engine found no SKILL.md of the probe skill in its working directory"
@@ -494,7 +502,7 @@ def _audit_source(
         return None
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
 
 
 def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
@@ -507,7 +515,7 @@ def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Pa
         connector.settle()
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
 
 
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
@@ -531,7 +539,7 @@ def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Pa
         return False
     finally:
         connector.close()
-        (scripts / f"{case}.yaml").unlink(missing_ok=True)
+        remove_script(scripts / f"{case}.yaml")
 
 
 # The command ------------------------------------------------------------------------------------

@@ -36,7 +36,15 @@ from turngate.judge.connectors.http_jobs import TERMINAL, job_request
 from turngate.judge.connectors.http_options import HttpOptions
 from turngate.judge.connectors.http_slots import FILLER_RUNTIME, FILLER_WAIT_SEC
 from turngate.judge.connectors.http_transport import TargetError, Transport, error_code, short
-from turngate.judge.probe_jobs import DONE, PROBE_SKILL, Ledger, case_setup, job_state, write_script
+from turngate.judge.probe_jobs import (
+    DONE,
+    PROBE_SKILL,
+    Ledger,
+    case_setup,
+    job_state,
+    remove_script,
+    write_script,
+)
 from turngate.protocol.connector import CaseSkipped, TargetUnreachable
 
 HOOKS_PATH: Final = "/v1/_turngate/jobs/{job}/internals"
@@ -105,7 +113,7 @@ def first_look(
         return FirstLook(Limit(f"turngate test hooks: not found: {why}", missing=why), False, why)
     finally:
         connector.close()
-        script.unlink(missing_ok=True)
+        remove_script(script)
     background = state not in TERMINAL
     why_not = "" if background else (
         f"a job whose engine takes {BACKGROUND_SEC:g} s was already {state} when POST /v1/jobs answered:"
@@ -184,7 +192,7 @@ def count_slots(
         fillers.tidy(options)
         connector.close()
         for script in written:
-            script.unlink(missing_ok=True)
+            remove_script(script)
 
 
 def _post_filler(transport: Transport, options: HttpOptions, setup: Any, case: str, index: int) -> str:
@@ -286,7 +294,7 @@ def watch_hung_job(
         return Limit.not_found(label, why)
     finally:
         connector.close()
-        script.unlink(missing_ok=True)
+        remove_script(script)
     took = seen - (running_since if running_since is not None else posted)
     code = error_code(status) or None
     if state != "failed" or not _is_timeout(code, status.get("error")):

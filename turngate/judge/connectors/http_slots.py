@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+from turngate.engines.fake.script import discard_companion, precompile
 from turngate.judge.connectors.http_jobs import TERMINAL, job_request
 from turngate.judge.connectors.http_options import HttpOptions
 from turngate.judge.connectors.http_transport import TargetError, Transport
@@ -90,6 +91,7 @@ class SlotFillers:
             script = self._options.scripts_dir / f"{case}.yaml"
             turns = [{"steps": [{"sleep": hold_sec}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}]
             script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
+            precompile(str(script), None)  # beside it, as a case's script: no filler engine compiles it
             scripts.append(script)
             request = job_request(self._options, setup, case, FILLER_RUNTIME)
             status, answer = self._transport.call("POST", "/v1/jobs", json=request)
@@ -121,6 +123,7 @@ class SlotFillers:
                 time.sleep(0.1)
         for script in fillers.scripts:
             script.unlink(missing_ok=True)
+            discard_companion(str(script))
 
     def _state(self, job: str) -> str | None:
         status, answer = self._transport.call("GET", f"/v1/jobs/{job}")

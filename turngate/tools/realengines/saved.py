@@ -26,6 +26,7 @@ import yaml
 
 from turngate.base.data_yaml import load_data
 from turngate.engines.fake.install import install as install_fakes
+from turngate.engines.fake.script import precompile
 from turngate.engines.real.lock import Pin
 from turngate.tools.realengines.captures import CAPTURE_SCRIPTS, WANTED, Wanted, all_scripts
 from turngate.tools.realengines.fidelity import (
@@ -201,6 +202,8 @@ class FakePlayer:
         written = self.root / "scripts" / f"{script.case}.yaml"
         if not written.exists():  # a script made here (played_script), not one of the shipped folders
             written.write_text(yaml.safe_dump(dict(script.document), sort_keys=False), encoding="utf-8")
+        # Compiled beside it once, for every play's state folder: each play would compile it again.
+        precompile(str(written), None)
         where = self.root / "runs" / f"{engine}@{version}" / mode / script.case
         cwd = where / "run"
         cwd.mkdir(parents=True, exist_ok=True)
