@@ -32,5 +32,8 @@ def in_process(*args: str) -> tuple[int, str, str]:
     """``turngate ARGS`` run by its ``main`` here: the exit code, then what it wrote to stdout and stderr."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
+        try:
+            code = main(list(args))
+        except SystemExit as stopped:  # argparse's errors end the process: the status it would have
+            code = stopped.code if isinstance(stopped.code, int) else 1
     return code, out.getvalue(), err.getvalue()
