@@ -11,6 +11,7 @@ import sys
 from typing import NoReturn
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from turngate.base.arguments import UsageProblem, at_least_one
+from turngate.base.arguments import EXIT_INTERRUPTED, UsageProblem, at_least_one
 from turngate.base.interrupts import interrupts_held
 from turngate.base.progress import Progress
 from turngate.base.terminal import Output
@@ -40,7 +40,6 @@ from turngate.judge.selection import (
 if TYPE_CHECKING:
     from turngate.judge.baseline import CaseCheck, Comparison
 
-EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 EXIT_NOTHING_VERIFIED: Final = 5  # pytest's "no tests ran"
 # Outcomes that mean the target was not checked at all (a run of only these verified nothing).
 NOT_VERIFIED: Final = frozenset({"skipped", "unreached"})

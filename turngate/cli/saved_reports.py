@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from turngate.base.arguments import UsageProblem
+from turngate.base.arguments import EXIT_INTERRUPTED, UsageProblem
 from turngate.base.terminal import visible
 from turngate.cli.judging_options import (
     add_allow_partial,
@@ -20,7 +20,6 @@ from turngate.cli.judging_options import (
     read_baseline_option,
 )
 from turngate.cli.output_files import checked_outputs, open_output
-from turngate.cli.run import EXIT_INTERRUPTED
 from turngate.cli.run_summary import fails, print_comparison, summary
 from turngate.judge.case_result import CaseResult
 from turngate.judge.catalog.checks import Checks

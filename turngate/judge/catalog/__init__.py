@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import jsonschema
 import yaml
 
 from turngate.base.data_yaml import load_data
@@ -112,6 +111,8 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(document)"
         raise CatalogError(path, where, None, f"not YAML: {getattr(error, 'problem', error)}") from None
+    import jsonschema  # here: a catalog read from the cache (most commands) never validates a file
+
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(
         validator.iter_errors(document), key=lambda problem: [str(part) for part in problem.absolute_path]
