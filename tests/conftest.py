@@ -16,7 +16,7 @@ import yaml
 from hypothesis import settings
 
 from turngate.engines.fake.install import install
-from turngate.engines.fake.script import precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.judge.case_folder import FIXED_EPOCH_MS  # deterministic timestamps: 1 ms per event from here
 
 # In CI every property test runs the same examples each time: a new random example that fails is
@@ -90,11 +90,12 @@ class EngineBench:
     def case(self, case_id: str, **script: Any) -> Path:
         """Write a case script (given as keyword fields) and return its path."""
         path = self.scripts / f"{case_id}.yaml"
-        path.write_text(yaml.safe_dump({"case": case_id, **script}, sort_keys=False), encoding="utf-8")
         # Compiled into the engines' cache now, as a harness does: every engine start of the test takes
         # the fast path instead of the first one importing PyYAML and jsonschema (an invalid script is
         # left for the engine to report, as it is without this).
-        precompile(str(path), str(self.state))
+        write_compiled(
+            str(path), yaml.safe_dump({"case": case_id, **script}, sort_keys=False), str(self.state)
+        )
         return path
 
     def run(

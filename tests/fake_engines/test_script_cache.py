@@ -22,8 +22,7 @@ def _without_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
 def _compiled_beside(folder: Path) -> Path:
     """A script written and compiled as a harness does for a server's engines."""
     path = folder / "c1.yaml"
-    path.write_text(SCRIPT, encoding="utf-8")
-    script.precompile(str(path), None)
+    script.write_compiled(str(path), SCRIPT, None)
     return path
 
 
@@ -53,4 +52,23 @@ def test_a_discarded_companion_is_gone(tmp_path: Path) -> None:
     path = _compiled_beside(tmp_path)
     script.discard_companion(str(path))
     script.discard_companion(str(path))  # twice: nothing to remove is no error
+    assert list((tmp_path / script.COMPANION_DIR).iterdir()) == []
+
+
+def test_a_script_written_into_an_engines_state_is_loaded_there_without_compiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c1.yaml"
+    script.write_compiled(str(path), SCRIPT, str(tmp_path / "state"))
+    assert path.read_text(encoding="utf-8") == SCRIPT
+    assert not (tmp_path / script.COMPANION_DIR).exists()
+    _without_the_compiler(monkeypatch)
+    assert script.load(str(path), script.cache_dir_of(str(tmp_path / "state")))["case"] == "c1"
+
+
+def test_a_removed_script_takes_its_companion_with_it(tmp_path: Path) -> None:
+    path = _compiled_beside(tmp_path)
+    script.remove_compiled(str(path))
+    script.remove_compiled(str(path))  # twice: nothing to remove is no error
+    assert not path.exists()
     assert list((tmp_path / script.COMPANION_DIR).iterdir()) == []

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from turngate.engines.fake.install import install
-from turngate.engines.fake.script import precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.implementations.reference.clock import ManualClock
 from turngate.implementations.reference.lifecycle import EngineSetup, Orchestrator, RunRequest
 from turngate.implementations.reference.skill import Skill, load_skill
@@ -71,8 +71,7 @@ class Lab:
     def case(self, case_id: str, *turns: list[dict[str, Any]], **script: Any) -> None:
         document = {"case": case_id, **script, "turns": [{"steps": steps} for steps in turns]}
         path = self.scripts / f"{case_id}.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        precompile(str(path), str(self.state))  # as a harness does: no engine start imports PyYAML
+        write_compiled(str(path), yaml.safe_dump(document, sort_keys=False), str(self.state))
 
     def start(self, skill: Skill, engine: str, mode: str, case_id: str, **options: Any) -> str:
         request = RunRequest(

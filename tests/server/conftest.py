@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from turngate.engines.fake.script import precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.judge.case_folder import FIXED_EPOCH_MS
 from turngate.judge.skill_writer import write_skill
 
@@ -65,9 +65,10 @@ class Server:
 
     def script(self, case: str, turns: list[Mapping[str, Any]]) -> str:
         self.scripts.mkdir(exist_ok=True)
-        path = self.scripts / f"{case}.yaml"
-        path.write_text(yaml.safe_dump({"case": case, "turns": turns}))
-        precompile(str(path), None)  # beside it, as the HTTP connector does: no engine compiles it
+        # Compiled beside it, as the HTTP connector does: no engine compiles it.
+        write_compiled(
+            str(self.scripts / f"{case}.yaml"), yaml.safe_dump({"case": case, "turns": turns}), None
+        )
         return case
 
     def job(self, case: str, *, mode: str = "interactive", engine: str = "codex", **options: Any) -> str:

@@ -17,7 +17,7 @@ import yaml
 
 from turngate.engines.fake.engine import NON_RESUMABLE_FILE
 from turngate.engines.fake.install import install
-from turngate.engines.fake.script import discard_companion, precompile
+from turngate.engines.fake.script import remove_compiled, write_compiled
 from turngate.judge.catalog import Scenario
 from turngate.judge.skill_writer import skill_id, write_skill
 from turngate.protocol.connector import CaseSetup
@@ -73,10 +73,10 @@ def prepare(
     script = {"case": name, **scenario.engine_script}
     (shared_scripts or workdir / "scripts").mkdir(parents=True, exist_ok=True)
     script_path = (shared_scripts or workdir / "scripts").joinpath(f"{name}.yaml")
-    script_path.write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
     # Compiled once for every engine process of the case: into the engines' state folder when it is
     # the case's, else beside the script (a server's engines, whose state folder is the server's).
-    precompile(str(script_path), str(workdir / "state") if shared_scripts is None else None)
+    state = str(workdir / "state") if shared_scripts is None else None
+    write_compiled(str(script_path), yaml.safe_dump(script, sort_keys=False), state)
     skill_dir = write_skill(workdir / "skills", scenario.skill, name=skill_id(name))
     env = {
         "HOME": str(workdir / "home"),
@@ -110,7 +110,6 @@ def remove_shared_script(
     """After the case: its script (and what was compiled beside it) out of the shared folder, and the
     non-resumable knob a sticky case set there, so that the next case starts from a clean folder."""
     script_path = shared_scripts / f"{case_id(scenario, engine)}.yaml"
-    script_path.unlink(missing_ok=True)
-    discard_companion(str(script_path))
+    remove_compiled(str(script_path))
     if wants_sticky(scenario) and sticky_knob:
         (shared_scripts / NON_RESUMABLE_FILE).unlink(missing_ok=True)

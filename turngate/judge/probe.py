@@ -40,6 +40,7 @@ from typing import Any, Final
 import yaml
 
 from turngate.engines.fake.engine import NON_RESUMABLE_FILE
+from turngate.engines.fake.script import remove_compiled
 from turngate.judge.catalog import CATALOG_DIR, load_catalog
 from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSource
 from turngate.judge.connectors.call_log import calls_since, log_mark
@@ -58,7 +59,6 @@ from turngate.judge.probe_jobs import (
     TIDY_SEC,
     Ledger,
     case_setup,
-    remove_script,
     write_script,
 )
 from turngate.judge.probe_limits import (
@@ -312,7 +312,7 @@ def _auto_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, wor
         return {"ok": False, "why": why, "install": connector.install_flow}
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
     ok = observed.state == "succeeded"
     return {"ok": ok, "state": observed.state, "why": observed.state, "install": connector.install_flow}
 
@@ -328,7 +328,7 @@ def _events(options: HttpOptions, skill: Path, engine: str, scripts: Path, workd
         stream = connector.events.stream(connector.job)
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
     ends = [event for event in history or () if event.get("type") == "conversation.state.changed"]
     folded = any(isinstance((event.get("data") or {}).get("terminal"), Mapping) for event in ends)
     if history is None:
@@ -382,7 +382,7 @@ def _sticky_when_non_resumable(
     finally:
         connector.close()
         knob.unlink(missing_ok=True)
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
     calls = calls_since(call_log, before)
     runs = [call for call in calls if call.get("case") == case and call.get("action") == "run"]
     # Sticky: one resident process played both turns, or the reply got a fresh process (a sticky
@@ -416,7 +416,7 @@ def _gemini_format_from_skill(
         return None
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
     for call in calls_since(call_log, before):
         if call.get("case") == case and call.get("output_format"):
             return str(call["output_format"])
@@ -455,7 +455,7 @@ def _patch_modules(
             return Learned({}, (f"patch modules: the {mode} probe job did not run: {refusal}",), "no job")
         finally:
             connector.close()
-            remove_script(scripts / f"{case}.yaml")
+            remove_compiled(str(scripts / f"{case}.yaml"))
         added[mode] = _added_text(call_log, before, case, skill.name, original)
     if added["auto"] is None or added["interactive"] is None:
         why = "the engine found no SKILL.md of the probe skill in its working directory"
@@ -502,7 +502,7 @@ def _audit_source(
         return None
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
 
 
 def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> None:
@@ -515,7 +515,7 @@ def _interactive_job(options: HttpOptions, skill: Path, engine: str, scripts: Pa
         connector.settle()
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
 
 
 def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Path, workdir: Path) -> bool:
@@ -539,7 +539,7 @@ def _honours_timeout(options: HttpOptions, skill: Path, engine: str, scripts: Pa
         return False
     finally:
         connector.close()
-        remove_script(scripts / f"{case}.yaml")
+        remove_compiled(str(scripts / f"{case}.yaml"))
 
 
 # The command ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from turngate.engines.fake.script import remove_compiled
 from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_dialect import (
     AUTO_REPLY,
@@ -26,7 +27,7 @@ from turngate.judge.connectors.http_dialect import (
     Dialect,
 )
 from turngate.judge.connectors.http_options import HttpOptions
-from turngate.judge.probe_jobs import DONE, PROBE_SKILL, Ledger, case_setup, remove_script, write_script
+from turngate.judge.probe_jobs import DONE, PROBE_SKILL, Ledger, case_setup, write_script
 from turngate.judge.probe_limits import REFUSED, Limit, watch_hung_job
 
 # The dialects in the order they are tried: the job API's own words first, then the newest.
@@ -63,7 +64,7 @@ def find_dialect(options: HttpOptions, skill: Path, engine: str, scripts: Path, 
             continue
         finally:
             connector.close()
-            remove_script(script)
+            remove_compiled(str(script))
         before = f" after {', '.join(refused)}" if refused else ""
         return Limit(
             f"dialect: {dialect.name} ({dialect.reply_option}, {dialect.reply_timeout_option}"

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import yaml
 
-from turngate.engines.fake.script import discard_companion, precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.judge.connectors.http_jobs import TERMINAL
 from turngate.judge.connectors.http_options import HttpOptions
 from turngate.judge.connectors.http_transport import TargetError, Transport
@@ -36,19 +36,12 @@ def case_setup(
 def write_script(scripts: Path, case: str, turns: list[Any], *, resident: bool = False) -> Path:
     """A probe job's script; ``resident``: the engine stays for the reply when it is kept (sticky).
 
-    Compiled beside it, as the HTTP connector does a case's script: the server's engines would
-    otherwise each import PyYAML and jsonschema to compile it (ten times an engine's start)."""
+    Compiled beside it, as the HTTP connector does a case's script (the server's engines' state
+    folder is the server's); `remove_compiled` removes both."""
     document: dict[str, Any] = {"case": case, "turns": turns, **({"resident": True} if resident else {})}
     path = scripts / f"{case}.yaml"
-    path.write_text(yaml.safe_dump(document), encoding="utf-8")
-    precompile(str(path), None)
+    write_compiled(str(path), yaml.safe_dump(document), None)
     return path
-
-
-def remove_script(path: Path) -> None:
-    """A probe job's script gone, with its compiled form."""
-    path.unlink(missing_ok=True)
-    discard_companion(str(path))
 
 
 def job_state(transport: Transport, job: str) -> str | None:

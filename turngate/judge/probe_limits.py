@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from turngate.engines.fake.script import remove_compiled
 from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_jobs import TERMINAL, job_request
 from turngate.judge.connectors.http_options import HttpOptions
@@ -42,7 +43,6 @@ from turngate.judge.probe_jobs import (
     Ledger,
     case_setup,
     job_state,
-    remove_script,
     write_script,
 )
 from turngate.protocol.connector import CaseSkipped, TargetUnreachable
@@ -113,7 +113,7 @@ def first_look(
         return FirstLook(Limit(f"turngate test hooks: not found: {why}", missing=why), False, why)
     finally:
         connector.close()
-        remove_script(script)
+        remove_compiled(str(script))
     background = state not in TERMINAL
     why_not = "" if background else (
         f"a job whose engine takes {BACKGROUND_SEC:g} s was already {state} when POST /v1/jobs answered:"
@@ -192,7 +192,7 @@ def count_slots(
         fillers.tidy(options)
         connector.close()
         for script in written:
-            remove_script(script)
+            remove_compiled(str(script))
 
 
 def _post_filler(transport: Transport, options: HttpOptions, setup: Any, case: str, index: int) -> str:
@@ -294,7 +294,7 @@ def watch_hung_job(
         return Limit.not_found(label, why)
     finally:
         connector.close()
-        remove_script(script)
+        remove_compiled(str(script))
     took = seen - (running_since if running_since is not None else posted)
     code = error_code(status) or None
     if state != "failed" or not _is_timeout(code, status.get("error")):

@@ -91,6 +91,23 @@ def precompile(path: str, state_dir: str | None) -> None:
         pass
 
 
+def write_compiled(path: str, text: str, state_dir: str | None) -> None:
+    """Write a case script for engines and compile it for them (`precompile`): whoever writes a
+    script has PyYAML and jsonschema loaded, so no engine start of its case imports them."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+    precompile(path, state_dir)
+
+
+def remove_compiled(path: str) -> None:
+    """A script that is going away, with its compiled form beside it (`discard_companion`)."""
+    try:  # noqa: SIM105 - contextlib would be one more import on the engines' hot path
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    discard_companion(path)
+
+
 def companion_dir_of(path: str) -> str:
     """Where the compiled form of the script at ``path`` goes when its engines' state is unknown."""
     return os.path.join(os.path.dirname(path), COMPANION_DIR)

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from turngate.engines.fake.script import discard_companion, precompile
+from turngate.engines.fake.script import remove_compiled, write_compiled
 from turngate.judge.connectors.http_jobs import TERMINAL, job_request
 from turngate.judge.connectors.http_options import HttpOptions
 from turngate.judge.connectors.http_transport import TargetError, Transport
@@ -90,8 +90,7 @@ class SlotFillers:
             case = f"{setup.case_id}__{name}{index}"
             script = self._options.scripts_dir / f"{case}.yaml"
             turns = [{"steps": [{"sleep": hold_sec}, {"say": '{"greeting": "Hi", "__SKILL_DONE__": true}'}]}]
-            script.write_text(json.dumps({"case": case, "turns": turns}), encoding="utf-8")
-            precompile(str(script), None)  # beside it, as a case's script: no filler engine compiles it
+            write_compiled(str(script), json.dumps({"case": case, "turns": turns}), None)
             scripts.append(script)
             request = job_request(self._options, setup, case, FILLER_RUNTIME)
             status, answer = self._transport.call("POST", "/v1/jobs", json=request)
@@ -122,8 +121,7 @@ class SlotFillers:
             while self._state(job) not in TERMINAL and time.monotonic() < until:
                 time.sleep(0.1)
         for script in fillers.scripts:
-            script.unlink(missing_ok=True)
-            discard_companion(str(script))
+            remove_compiled(str(script))
 
     def _state(self, job: str) -> str | None:
         status, answer = self._transport.call("GET", f"/v1/jobs/{job}")

@@ -20,7 +20,7 @@ import yaml
 
 from turngate.base.shipped_data import data_dir
 from turngate.engines.fake.install import install
-from turngate.engines.fake.script import precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.implementations.reference.commands import CommandOptions, build_command
 from turngate.judge.case_folder import FIXED_EPOCH_MS, case_id
 from turngate.judge.catalog import Scenario
@@ -79,8 +79,8 @@ class FakeEngines:
         from the run folder's settings, as it does under the reference.
         """
         written = self.root / "scripts" / f"{case}.yaml"
-        written.write_text(yaml.safe_dump({"case": case, **script}, sort_keys=False), encoding="utf-8")
-        precompile(str(written), str(self.root / "state"))  # the engine starts without compiling it
+        text = yaml.safe_dump({"case": case, **script}, sort_keys=False)
+        write_compiled(str(written), text, str(self.root / "state"))
         run_dir = self.root / "runs" / case
         run_dir.mkdir(parents=True)
         if engine == "gemini" and output_format is None:

@@ -39,7 +39,7 @@ from turngate.base.data_yaml import load_data
 from turngate.engines.fake.compiler import check, normalise
 from turngate.engines.fake.install import install as install_fakes
 from turngate.engines.fake.problems import ScriptProblem
-from turngate.engines.fake.script import precompile
+from turngate.engines.fake.script import write_compiled
 from turngate.engines.modelserver.endpoint import ModelServer
 from turngate.engines.modelserver.rounds import playable, retry_limit
 from turngate.engines.real.launch import RETRIES_VARIABLE
@@ -373,9 +373,8 @@ def run_fidelity(
         scripts_dir = root / "scripts"
         scripts_dir.mkdir(parents=True, exist_ok=True)
         for script in chosen:
-            written = scripts_dir / f"{script.case}.yaml"
-            written.write_text(yaml.safe_dump(dict(script.document), sort_keys=False), encoding="utf-8")
-            precompile(str(written), None)  # for the fakes: no fake turn compiles it again
+            text = yaml.safe_dump(dict(script.document), sort_keys=False)
+            write_compiled(str(scripts_dir / f"{script.case}.yaml"), text, None)  # for the fakes
         with ModelServer(scripts_dir, root / "model-requests.jsonl", root / "model-data") as server:
             for pin in pins:
                 reports.append(_run_pin(pin, cache, chosen, root, server.url, progress))
