@@ -35,5 +35,6 @@ def in_process(*args: str) -> tuple[int, str, str]:
         try:
             code = main(list(args))
         except SystemExit as stopped:  # argparse's errors end the process: the status it would have
-            code = stopped.code if isinstance(stopped.code, int) else 1
+            # as the interpreter turns SystemExit's code into a status: None is 0, a message is 1
+            code = 0 if stopped.code is None else stopped.code if isinstance(stopped.code, int) else 1
     return code, out.getvalue(), err.getvalue()
