@@ -201,12 +201,28 @@ def test_without_test_hooks_the_job_api_alone_shows_the_same_runs(plain_server: 
         assert any(result.scenario_id == "engine-format/tool-echo/gemini" for result in ran)
     problems = [
         f"{result.scenario_id} [{result.engine}]: {result.outcome}: {(result.message or ' ').splitlines()[0]}"
+        + (_first_difference(neutral(result.record), neutral(golden(result))) if result.record else "")
         for result in ran
         if result.record is None
         or _judged(result) != golden(result)["outcome"]
         or neutral(result.record) != neutral(golden(result))
     ]
     assert not problems, "\n".join(problems[:10])
+
+
+def _first_difference(mine: Any, theirs: Any, where: str = "") -> str:
+    """Where a neutral record first differs from the golden one, and both values (for the message)."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in sorted(set(mine) | set(theirs), key=str):
+            if mine.get(key) != theirs.get(key):
+                return _first_difference(mine.get(key), theirs.get(key), f"{where}.{key}")
+    elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{index}]")
+    if mine == theirs:
+        return ""
+    return f" (at {where or '(record)'}: {mine!r:.300} here, golden {theirs!r:.300})"
 
 
 def _judged(result: Any) -> str:
