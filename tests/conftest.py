@@ -29,7 +29,7 @@ if os.environ.get("CI"):
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that mostly wait on real time go first: pytest-xdist gives each worker a block of the
     collection and the others take work from its end, so a worker that waits a minute at the start
-    leaves the cores to the rest (`nox -s tests` runs two and a half workers a core)."""
+    leaves the cores to the rest (`nox -s tests` runs twice as many workers as cores)."""
     items.sort(key=lambda item: item.get_closest_marker("mostly_waiting") is None)
 
 
