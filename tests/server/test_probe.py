@@ -200,3 +200,41 @@ def test_a_model_refused_without_its_provider_is_named_with_the_way_to_give_one(
     assert "engine codex: not used: POST /v1/jobs: HTTP 400" in said
     assert "provider_id is required for multi-provider engine 'codex'" in said
     assert "name the model as PROVIDER/MODEL, or give providers: {codex: PROVIDER} in the target file" in said
+
+
+# A resident engine: it says it has begun, plays until the server closes its input, and only then
+# writes its line (the delay stands for a loaded machine between the job's end and the line).
+_RESIDENT = """
+import json, os, sys, time
+log, started = sys.argv[1], sys.argv[1] + ".started"
+call = {"engine": "codex", "case": "probe-sticky", "pid": os.getpid(), "start": time.time()}
+with open(started, "a") as file:
+    file.write(json.dumps(call) + "\\n")
+print("ready", flush=True)
+sys.stdin.read()
+time.sleep(0.3)
+with open(log, "a") as file:
+    file.write(json.dumps({**call, "action": "run", "turns": [1, 2]}) + "\\n")
+"""
+
+
+def test_a_probe_job_reads_its_calls_once_a_resident_engine_has_written_its_line(tmp_path: Path) -> None:
+    """The sticky probe reads the call log right after its job settled: a resident process that
+    writes its line only when its input closes must be waited for, or sticky_process looks absent."""
+    import subprocess
+    import sys
+
+    from turngate.judge.connectors.call_log import LogMarks
+    from turngate.judge.probe import _case_calls
+
+    log = tmp_path / "calls.jsonl"
+    marks = LogMarks.of(log)
+    engine = subprocess.Popen(
+        [sys.executable, "-c", _RESIDENT, str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert engine.stdout is not None and engine.stdin is not None
+    assert engine.stdout.readline() == "ready\n"
+    engine.stdin.close()  # the server ends the run: the job shows its end before the line is written
+    calls = _case_calls(log, marks, "probe-sticky")
+    engine.wait()
+    assert [(call["case"], call["turns"]) for call in calls] == [("probe-sticky", [1, 2])]

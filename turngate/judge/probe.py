@@ -43,7 +43,7 @@ from turngate.engines.fake.engine import NON_RESUMABLE_FILE
 from turngate.engines.fake.script import remove_compiled
 from turngate.judge.catalog import CATALOG_DIR, load_catalog
 from turngate.judge.connectors.audit_records import AUDIT_CANDIDATES, AuditSource
-from turngate.judge.connectors.call_log import calls_since, log_mark
+from turngate.judge.connectors.call_log import LogMarks, calls_since, log_mark, wait_finished
 from turngate.judge.connectors.callpatch import split_patched
 from turngate.judge.connectors.http import HttpConnector
 from turngate.judge.connectors.http_dialect import DEFAULT_DIALECT, DIALECTS
@@ -368,7 +368,7 @@ def _sticky_when_non_resumable(
     write_script(scripts, case, turns, resident=True)
     knob = scripts / NON_RESUMABLE_FILE
     knob.write_text(engine, encoding="utf-8")
-    before = log_mark(call_log)
+    marks = LogMarks.of(call_log)
     connector = HttpConnector(options)
     try:
         connector.start(case_setup(skill, engine, case, "interactive", workdir))
@@ -383,8 +383,7 @@ def _sticky_when_non_resumable(
         connector.close()
         knob.unlink(missing_ok=True)
         remove_compiled(str(scripts / f"{case}.yaml"))
-    calls = calls_since(call_log, before)
-    runs = [call for call in calls if call.get("case") == case and call.get("action") == "run"]
+    runs = [call for call in _case_calls(call_log, marks, case) if call.get("action") == "run"]
     # Sticky: one resident process played both turns, or the reply got a fresh process (a sticky
     # run that does not keep its process, which the sticky scenarios are there to catch: Skill-Runner
     # 7d8914d). Not sticky: the reply came by a resume, or by nothing the engine could play (a resume
@@ -404,7 +403,7 @@ def _gemini_format_from_skill(
     """
     case = f"{PROBE_SKILL}__gemini-format__gemini"
     write_script(scripts, case, [{"steps": [{"say": DONE}]}])
-    before = log_mark(call_log)
+    marks = LogMarks.of(call_log)
     connector = HttpConnector(replace(options, skill_gemini_settings=True))
     try:
         setup = replace(
@@ -417,8 +416,8 @@ def _gemini_format_from_skill(
     finally:
         connector.close()
         remove_compiled(str(scripts / f"{case}.yaml"))
-    for call in calls_since(call_log, before):
-        if call.get("case") == case and call.get("output_format"):
+    for call in _case_calls(call_log, marks, case):
+        if call.get("output_format"):
             return str(call["output_format"])
     return None
 
@@ -446,7 +445,7 @@ def _patch_modules(
     ):
         case = f"{PROBE_SKILL}__patch-{mode}__{engine}"
         write_script(scripts, case, turns)
-        before = log_mark(call_log)
+        marks = LogMarks.of(call_log)
         connector = HttpConnector(options)
         try:
             connector.start(case_setup(skill, engine, case, mode, workdir))
@@ -456,7 +455,7 @@ def _patch_modules(
         finally:
             connector.close()
             remove_compiled(str(scripts / f"{case}.yaml"))
-        added[mode] = _added_text(call_log, before, case, skill.name, original)
+        added[mode] = _added_text(_case_calls(call_log, marks, case), skill.name, original)
     if added["auto"] is None or added["interactive"] is None:
         why = "the engine found no SKILL.md of the probe skill in its working directory"
         return Learned({}, (f"patch modules: not read: {why}",), why)
@@ -465,9 +464,16 @@ def _patch_modules(
     return learn(added["auto"], added["interactive"])
 
 
-def _added_text(call_log: Path, before: int, case: str, skill: str, original: str) -> str | None:
+def _case_calls(call_log: Path, marks: LogMarks, case: str) -> list[dict[str, Any]]:
+    """A probe job's own engine calls once its job has settled, the ones still running waited for:
+    a resident (sticky) process writes its line only when the server closes its input, which may
+    come after the job shows its end; read at once, on a loaded machine, the log lacks that call."""
+    wait_finished(call_log, marks, case)
+    return [call for call in calls_since(call_log, marks.log) if call.get("case") == case]
+
+
+def _added_text(calls: list[dict[str, Any]], skill: str, original: str) -> str | None:
     """What the server added to the probe skill's SKILL.md in this case's latest engine run."""
-    calls = [call for call in calls_since(call_log, before) if call.get("case") == case]
     for call in reversed(calls):
         for folder, seen in (call.get("skills") or {}).items():
             if (
