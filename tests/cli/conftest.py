@@ -43,6 +43,9 @@ def implementer_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[
     """``pytest ARGS`` as a real process in ``folder`` (a folder with no tests of its own)."""
     # Nothing of this suite's own pytest run (xdist worker, addopts) may reach the implementer's pytest.
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    # Its temporary folders under its own folder: in the shared /tmp/pytest-of-<user> its start would
+    # remove the oldest runs' folders there, another test run's among them (a few seconds of CPU).
+    env["PYTEST_DEBUG_TEMPROOT"] = str(folder)
     return subprocess.run(
         # hypothesis' and anyio's plugins come with this suite's dependencies, not the implementer's,
         # and are most of pytest's start here (anyio's imports trio: 0.58 s -> 0.43 s of CPU for a
