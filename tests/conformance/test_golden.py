@@ -6,6 +6,9 @@ event sequences, argv), one JSON file per scenario and engine, side by side in
 ``golden/`` (``golden/<scenario id, "/" as ".">.<engine>.json``, no folders), so
 that any change in the reference is seen in a diff and reviewed.
 ``pytest --snapshot-update`` regenerates them.
+
+The same runs, one engine per scenario, are shown through each conforming variant that only renames
+and hides (tests/variants/shown.py) and judged: a variant built right passes where the reference does.
 """
 
 from __future__ import annotations
@@ -18,12 +21,17 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SnapshotIndex
 
+from tests.variants.shown import SHOWN_THROUGH, one_engine_each, shown_step
+from turngate.implementations.conforming_variants import variant_named
+from turngate.judge.case_result import CaseResult
 from turngate.judge.case_run import connector_for, run_case
-from turngate.judge.catalog import load_catalog
+from turngate.judge.catalog import Scenario, load_catalog
 from turngate.judge.pool import cases
+from turngate.judge.verdict import judge
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = cases(load_catalog(), None)
+SHOWN_RUNS = {(scenario.id, engine) for scenario, engine in one_engine_each(load_catalog())}
 
 
 class GoldenRecords(JSONSnapshotExtension):
@@ -55,3 +63,19 @@ def test_reference_passes_and_matches_golden(scenario: Any, engine: str, golden:
     # Not even an informational or a reference-only difference: the catalog is written in its names.
     assert result.differences == (), result.message
     assert result.record == golden
+    if (scenario.id, engine) in SHOWN_RUNS:
+        missed = _missed_by_variants(scenario, engine, result)
+        assert not missed, "\n".join(missed)
+
+
+def _missed_by_variants(scenario: Scenario, engine: str, result: CaseResult) -> list[str]:
+    """What each shown-through conforming variant's verdict on this run says, where it is not the
+    reference's pass: a pass, or partial where the variant hides what a check needs (never more)."""
+    missed = []
+    for name in SHOWN_THROUGH:
+        variant = variant_named(name)
+        steps = [shown_step(variant, step, engine, scenario.gemini_output_format) for step in result.observed]
+        verdict = judge(scenario.checks(), steps, reading=scenario.default_reading)
+        if verdict.outcome not in ("passed", "partial"):
+            missed.append(f"{name}: {verdict.outcome}: {(verdict.message or ' ').splitlines()[0]}")
+    return missed
