@@ -61,7 +61,6 @@ DEFAULT_SESSION_TIMEOUT_SEC: Final = 1200
 MAX_SESSION_TIMEOUT_SEC: Final = 10**9  # about 31 years; the store keeps deadlines as numbers
 TERMINAL_STATES: Final = frozenset({"succeeded", "failed", "canceled"})
 _Answer = TypeVar("_Answer")
-_ANSWERS_KEPT: Final = 256  # probe answers kept per kind (per run: turngate serve without cached probes)
 
 CANCELED_BY_USER: Final = "CANCELED_BY_USER"
 INTERACTION_WAIT_TIMEOUT: Final = "INTERACTION_WAIT_TIMEOUT"
@@ -223,7 +222,7 @@ class Orchestrator:
             updated_at=now,
         )
         if self._asks_version(request.engine):
-            self.version(request.engine, run_id)  # a subprocess: asked now, not under the lock
+            self.version(request.engine)  # a subprocess: asked now, not under the lock
         with self._lock:
             self._skills[run_id] = request.skill
             try:
@@ -352,29 +351,25 @@ class Orchestrator:
 
         return self._asked(self._profiles, engine, ask) if self._cache_probes else ask()
 
-    def version(self, engine: str, run_id: str) -> str | None:
-        """The engine's ``--version`` line (commands.py: the codex flag depends on it): asked once, or
-        without cached probes once per run, as a fresh in-process orchestrator asks once per case.
+    def version(self, engine: str) -> str | None:
+        """The engine's ``--version`` line (commands.py: the codex flag depends on it), asked once: an
+        orchestrator's engines and their environment are fixed, so their build is too, even where
+        resume support is probed for each run (that answer may change: the sticky scenarios' knob).
         `submit` asks before it takes the lock, so a turn's start finds the answer kept."""
-        key = engine if self._cache_probes else f"{engine} {run_id}"
         return self._asked(
             self._versions,
-            key,
+            engine,
             lambda: probe_version(self.engines.executable(engine), self.engines.process_env()),
         )
 
     def _asked(self, answers: dict[str, _Answer], key: str, ask: Callable[[], _Answer]) -> _Answer:
-        """The answer kept under ``key``, else ``ask()`` (outside the lock), kept; the oldest answers
-        go past `_ANSWERS_KEPT` (per-run answers, without cached probes)."""
+        """The answer kept under ``key`` (an engine), else ``ask()`` (outside the lock), kept."""
         with self._lock:
             if key in answers:
                 return answers[key]
         answer = ask()
         with self._lock:
-            answer = answers.setdefault(key, answer)
-            while len(answers) > _ANSWERS_KEPT:
-                del answers[next(iter(answers))]
-            return answer
+            return answers.setdefault(key, answer)
 
     def shutdown(self) -> None:
         """Stop this orchestrator as a crash would: engines killed, the store left as it is.
@@ -485,7 +480,7 @@ class Orchestrator:
     def _command_options(self, run: RunRecord) -> CommandOptions:
         options = self.engines.command_options
         if self._asks_version(run.engine):
-            options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex", run.run_id)))
+            options = replace(options, codex_auto_flag=codex_auto_flag_for(self.version("codex")))
         model = run.request.get("model")
         if model:
             options = replace(options, model=model)
