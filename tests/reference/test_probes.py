@@ -45,9 +45,35 @@ def test_an_answer_past_the_output_limit_is_no_answer(tmp_path: Path) -> None:
 
 
 def test_a_probe_that_hangs_is_stopped_by_its_timeout(tmp_path: Path) -> None:
-    engine = _engine(tmp_path, "import time\ntime.sleep(120)\n")
+    calls = tmp_path / "calls"
+    engine = _engine(tmp_path, f"open({str(calls)!r}, 'a').write('x')\nimport time\ntime.sleep(120)\n")
     assert probe_profile("codex", engine, dict(os.environ), timeout=0.5) == "sticky_process"
+    assert calls.read_text() == "x"  # stopped here: not asked again
     assert probe_version(engine, dict(os.environ), timeout=0.5) is None
+
+
+# Dies at start the first time (killed from outside), answers as a resumable build the second.
+_DIES_ONCE = """
+import os, signal
+calls = {calls!r}
+first = not os.path.exists(calls)
+open(calls, "a").write("x")
+if first:
+    os.kill(os.getpid(), signal.SIGKILL)
+print("Usage: codex exec resume [OPTIONS] [SESSION_ID] [PROMPT]")
+"""
+
+
+def test_a_probe_that_died_by_itself_is_asked_once_more_and_a_refusal_twice_is_an_answer(
+    tmp_path: Path,
+) -> None:
+    calls = tmp_path / "calls"
+    engine = _engine(tmp_path, _DIES_ONCE.format(calls=str(calls)))
+    assert probe_profile("codex", engine, dict(os.environ)) == "resumable"
+    assert calls.read_text() == "xx"
+    refusing = _engine(tmp_path, f"open({str(calls)!r}, 'a').write('r')\nraise SystemExit(2)\n")
+    assert probe_profile("codex", refusing, dict(os.environ)) == "sticky_process"
+    assert calls.read_text() == "xxrr"
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

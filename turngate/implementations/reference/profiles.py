@@ -47,8 +47,16 @@ def _answer(argv: list[str], env: Mapping[str, str], timeout: float) -> TurnByte
 def probe_profile(
     engine: str, executable: Path, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_SEC
 ) -> ProfileKind:
+    """``resumable`` when the engine's help, printed with exit 0, shows its resume command.
+
+    A probe that ended by itself without an answer (a signal, or a non-zero exit) is asked once
+    more before the engine is taken for one that cannot resume: a run's whole profile hangs on it,
+    and a process that dies at start once (killed from outside, on a loaded machine) is no answer
+    about the build. A probe this side stopped (its timeout, its output limit) is not asked again."""
     args, sign = _PROBES[engine]
     probe = _answer([str(executable), *args], env, timeout)
+    if probe.end != ProcessEnd(0) and probe.end.killed_by is None:
+        probe = _answer([str(executable), *args], env, timeout)
     text = (probe.stdout + probe.stderr).decode("utf-8", "replace")
     return "resumable" if probe.end == ProcessEnd(0) and sign in text else "sticky_process"
 
