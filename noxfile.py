@@ -46,8 +46,8 @@ def tests(session: nox.Session) -> None:
     # Twice as many workers as cores: the tests marked mostly_waiting go first and wait a minute on
     # real time, and most others wait on subprocesses; the other workers keep every core busy
     # meanwhile. Measured on 2 cores (4917 tests, warm, seconds): -n 3 222; -n 4 207, 212, 214, 196;
-    # -n 5 201, 193; -n 6 203. Not 5: two of four fresh-clone runs at -n 5 then failed a
-    # probe-each-run test (timing under load; see the note), none of the runs at -n 4.
+    # -n 5 201, 193; -n 6 203. Not 5: from a fresh clone it was no faster (237 s against 228 s at
+    # -n 4, one run each), and the extra load is what exposed the probe-each-run races (55f900b).
     # worksteal: an idle worker takes queued tests over from a busy one.
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = 2 * cores
