@@ -9,13 +9,16 @@ Real subprocesses; no test compares an elapsed time to a limit.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.lingering import gone
+from turngate.implementations.reference.processes import OneShot
 from turngate.implementations.reference.profiles import PROBE_OUTPUT_LIMIT, probe_profile, probe_version
 
 
@@ -96,3 +99,39 @@ def test_a_setsid_grandchild_holding_the_pipes_neither_hangs_the_probe_nor_outli
     )
     assert probe_version(engine, dict(os.environ), timeout=60) == "codex-cli 0.170.0"
     assert gone(int(pid_file.read_text()))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_child_of_this_process_holding_the_pipes_as_it_starts_is_never_taken_for_the_holder(
+    tmp_path: Path,
+) -> None:
+    """Another thread's child between its fork and its exec holds a copy of every descriptor this
+    process has, an engine's pipes among them: a forked child stands in for it here. Only the
+    engine's own descendant is killed; the sibling (another run's engine, a help probe) starts on."""
+    pid_file = tmp_path / "grandchild.pid"
+    engine = _engine(
+        tmp_path,
+        f"""
+        import os, time
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+        open({str(pid_file)!r}, "w").write(str(pid))
+        print("codex-cli 0.170.0", flush=True)
+        """,
+    )
+    probe = OneShot([str(engine), "--version"], cwd=tmp_path, env=dict(os.environ))
+    sibling = os.fork()
+    if sibling == 0:  # holds the probe's pipes as a child being started would
+        time.sleep(120)
+        os._exit(0)
+    try:
+        turn = probe.wait(60)
+        assert turn.stdout == b"codex-cli 0.170.0\n"
+        assert gone(int(pid_file.read_text()))  # the engine's descendant holding the pipes: ended
+        assert os.waitpid(sibling, os.WNOHANG) == (0, 0)  # this process's child: untouched
+    finally:
+        os.kill(sibling, signal.SIGKILL)
+        os.waitpid(sibling, 0)

@@ -552,7 +552,13 @@ def _kill_remaining_group(pgid: int) -> None:
 def _kill_pipe_holders(inodes: set[int]) -> None:
     """SIGKILL every other process that holds one of these pipes (a descendant that left the group).
 
-    Linux only (``/proc``); elsewhere the turn still ends, having closed its ends.
+    Never a child of this process: a child another thread is starting right now holds a copy of
+    every descriptor this process has, these pipes among them, from its fork until its exec closes
+    them. Killed there, another run's engine (or a help probe) died before it began: no call-log
+    line, and the run failed or turned sticky_process (seen on a loaded machine). What the pipes are
+    held by once their engine has ended is that engine's descendant, whose parent is the engine (or,
+    orphaned, an init), never this process. Linux only (``/proc``); elsewhere the turn still ends,
+    having closed its ends.
     """
     me = os.getpid()
     try:
@@ -570,10 +576,21 @@ def _kill_pipe_holders(inodes: set[int]) -> None:
         for fd in fds:
             try:
                 if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
-                    os.kill(pid, signal.SIGKILL)
+                    if _parent_of(pid) != me:
+                        os.kill(pid, signal.SIGKILL)
                     break
             except OSError:
                 continue
+
+
+def _parent_of(pid: int) -> int | None:
+    """The parent's pid (``/proc/PID/stat`` field 4), or None when the process is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
 
 def _kill_group(process: subprocess.Popen[bytes], grace: float = 2.0) -> None:
