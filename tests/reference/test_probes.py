@@ -79,24 +79,25 @@ def test_a_probe_that_died_by_itself_is_asked_once_more_and_a_refusal_twice_is_a
     assert calls.read_text() == "xxrr"
 
 
+# Answers a version line and leaves a setsid'd grandchild holding its pipes (its pid in pid_file).
+_LEAVES_A_HOLDER = """
+import os, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    time.sleep(120)
+    os._exit(0)
+open({pid_file!r}, "w").write(str(pid))
+print("codex-cli 0.170.0", flush=True)
+"""
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_setsid_grandchild_holding_the_pipes_neither_hangs_the_probe_nor_outlives_it(
     tmp_path: Path,
 ) -> None:
     pid_file = tmp_path / "grandchild.pid"
-    engine = _engine(
-        tmp_path,
-        f"""
-        import os, sys, time
-        pid = os.fork()
-        if pid == 0:
-            os.setsid()
-            time.sleep(120)
-            os._exit(0)
-        open({str(pid_file)!r}, "w").write(str(pid))
-        print("codex-cli 0.170.0", flush=True)
-        """,
-    )
+    engine = _engine(tmp_path, _LEAVES_A_HOLDER.format(pid_file=str(pid_file)))
     assert probe_version(engine, dict(os.environ), timeout=60) == "codex-cli 0.170.0"
     assert gone(int(pid_file.read_text()))
 
@@ -109,19 +110,7 @@ def test_a_child_of_this_process_holding_the_pipes_as_it_starts_is_never_taken_f
     process has, an engine's pipes among them: a forked child stands in for it here. Only the
     engine's own descendant is killed; the sibling (another run's engine, a help probe) starts on."""
     pid_file = tmp_path / "grandchild.pid"
-    engine = _engine(
-        tmp_path,
-        f"""
-        import os, time
-        pid = os.fork()
-        if pid == 0:
-            os.setsid()
-            time.sleep(120)
-            os._exit(0)
-        open({str(pid_file)!r}, "w").write(str(pid))
-        print("codex-cli 0.170.0", flush=True)
-        """,
-    )
+    engine = _engine(tmp_path, _LEAVES_A_HOLDER.format(pid_file=str(pid_file)))
     probe = OneShot([str(engine), "--version"], cwd=tmp_path, env=dict(os.environ))
     sibling = os.fork()
     if sibling == 0:  # holds the probe's pipes as a child being started would

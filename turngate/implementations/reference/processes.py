@@ -107,13 +107,18 @@ def kill_stale_group(process: ProcessIdentity) -> bool:
 
 
 def _start_time(pid: int) -> str | None:
+    fields = _stat_fields(pid)  # field 22 is the start time
+    return fields[19] if fields is not None and len(fields) > 19 else None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` from field 3 on (index 0 is field 3), or None when the process is gone."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
-    # The command name (field 2) is in parentheses and may hold spaces; field 22 is the start time.
-    fields = text[text.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    # The command name (field 2) is in parentheses and may hold spaces.
+    return text[text.rfind(")") + 2 :].split()
 
 
 class _Capture:
@@ -585,12 +590,8 @@ def _kill_pipe_holders(inodes: set[int]) -> None:
 
 def _parent_of(pid: int) -> int | None:
     """The parent's pid (``/proc/PID/stat`` field 4), or None when the process is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    fields = _stat_fields(pid)
+    return int(fields[1]) if fields is not None and len(fields) > 1 and fields[1].isdigit() else None
 
 
 def _kill_group(process: subprocess.Popen[bytes], grace: float = 2.0) -> None:
