@@ -30,8 +30,9 @@ from turngate.judge.pool import cases
 from turngate.judge.verdict import judge
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
-CASES = cases(load_catalog(), None)
-SHOWN_RUNS = {(scenario.id, engine) for scenario, engine in one_engine_each(load_catalog())}
+CATALOG = load_catalog()
+CASES = cases(CATALOG, None)
+SHOWN_RUNS = {(scenario.id, engine) for scenario, engine in one_engine_each(CATALOG)}
 
 
 class GoldenRecords(JSONSnapshotExtension):

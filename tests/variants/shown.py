@@ -22,7 +22,7 @@ CONFORMING = sorted(name for name in VARIANTS if name != REFERENCE.name)
 LIVE = ("ids-from-101",)
 SHOWN_THROUGH = tuple(name for name in CONFORMING if name not in LIVE)
 SPEC_ENGINES = ("codex", "gemini", "iflow", "opencode")
-# What a variant's verdict may not be, on a run the reference passed.
+# Outcomes no case of a conforming variant may have (the live variant's runs, tests/variants).
 WRONG = ("failed", "non-strict", "errored", "unreached")
 
 

@@ -219,8 +219,11 @@ class HttpConnector:
         # With the test hooks the server waits for the job's turn itself: one request, where polling
         # the status and following the event stream took four on average. A job the hook shows
         # unsettled (queued for a slot, a reply not acted on yet) is waited for as on any server.
-        if self.options.turngate_hooks and self._settled_by_hook():
-            return
+        if self.options.turngate_hooks:
+            shown = self._idle_by_hook()
+            if shown is not None and self._settled(shown):
+                self._clock.settled(shown)
+                return
         deadline = time.monotonic() + self.options.settle_timeout_sec
         pause = 0.02
         stream_ok = self.options.events_stream
@@ -240,25 +243,22 @@ class HttpConnector:
                 time.sleep(pause)
                 pause = min(pause * 1.5, 0.5)  # back off: a busy server may run one job at a time
         if self.options.turngate_hooks:  # engines stopped, call log written: the reference knows
-            self._settled_by_hook()
+            self._idle_by_hook()
         self._clock.settled(status)
 
-    def _settled_by_hook(self) -> bool:
+    def _idle_by_hook(self) -> Mapping[str, Any] | None:
         """turngate serve's idle hook: wait for this job's turn to be over (this job's only: waiting
-        for the whole server would make cases take turns); whether the job it shows is settled."""
+        for the whole server would make cases take turns); the job as it shows it then, if it does."""
         idle = {"timeout": self.options.settle_timeout_sec, "job_id": self.job}
         answer = self.transport.call_ok("POST", "/v1/_turngate/idle", idle)
         shown = answer.get("status") if isinstance(answer, Mapping) else None
         if not isinstance(shown, Mapping) or shown.get("status") not in STATES:
-            return False
+            return None
         # The job once its turn is over; it stays so until the case's next request that is not a GET
         # (the test hooks' clock moves only when told), so observe need not ask.
         self._idle_status = (self.transport.writes, shown)
         self._last_status = shown
-        if not self._settled(shown):
-            return False
-        self._clock.settled(shown)
-        return True
+        return shown
 
     def fill_slots(self) -> None:
         """Hold every free slot: turngate serve --test-hooks by its hook; any other server with the
